@@ -1,0 +1,3 @@
+"""evaldsl: pytest, but for LLM agents."""
+
+__version__ = "0.1.0"

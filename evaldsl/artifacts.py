@@ -1,0 +1,58 @@
+"""What an agent did in one run: the shared vocabulary of every stage.
+
+`RunArtifacts` is what an `Agent.run` returns and what every compiled
+expectation reads. It imports nothing else of evaldsl, so the parser, the
+compiler, the runner and user code can all depend on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+JsonValue = Any
+"""Any JSON value: dict, list, str, int, float, bool or None."""
+
+
+class ToolCall(BaseModel):
+    """One tool call the agent made."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """The tool's name, as the agent called it."""
+    args: JsonValue = Field(default_factory=dict)
+    """The call's arguments: any JSON value, or the raw string a model sent
+    when it was not valid JSON (such a call matches no argument pattern)."""
+    result: JsonValue = None
+    """What the tool answered, when the agent reports it (optional)."""
+
+    def display(self) -> str:
+        """A one-line rendering, ``name(args)``, for summaries."""
+        import json
+
+        if isinstance(self.args, str):
+            shown = self.args
+        else:
+            shown = json.dumps(self.args, ensure_ascii=False, sort_keys=False)
+        return f"{self.name}({shown})"
+
+
+class RunArtifacts(BaseModel):
+    """Everything one run of an agent produced; every field is optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """The tool calls, in the order the agent made them."""
+    final_text: str | None = None
+    """The agent's final answer; None when it gave none ('' is an empty answer)."""
+    tokens: int | None = None
+    """Tokens the run used, when the agent reports them."""
+    error: str | None = None
+    """Set when the run failed (a backend error, say); such a run is an error."""
+    transcript: list[JsonValue] = Field(default_factory=list)
+    """The conversation, as chat messages or any JSON the agent chooses."""
+    duration_s: float | None = None
+    """Wall-clock seconds of the run; the runner fills it in when it times the run."""

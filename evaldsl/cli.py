@@ -1,0 +1,58 @@
+"""The `evaldsl` command line: argument parsing only; every command calls the library.
+
+Commands register themselves here; `run` lives in `_cli_run.py`.
+Exit codes follow pytest: 0 ok, 1 failures, 2 interrupted, 3 internal
+error, 4 usage or compile error, 5 nothing selected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 2
+EXIT_INTERNAL = 3
+EXIT_USAGE = 4
+EXIT_NO_TESTS = 5
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from ._cli_lang import add_language_commands
+    from ._cli_run import add_run_commands
+
+    parser = argparse.ArgumentParser(
+        prog="evaldsl",
+        description="pytest, but for LLM agents: check, format and run .evl case files.",
+    )
+    parser.add_argument("--version", action="version", version=f"evaldsl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_language_commands(sub)
+    add_run_commands(sub)
+    return parser
+
+
+class _UsageExit(Exception):
+    pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad usage; pytest's code for that is 4
+        code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        return EXIT_USAGE if code == 2 else code
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("evaldsl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,204 @@
+"""The compiled suite: what `compile()` returns and the runner executes.
+
+A compiled expectation is a plain callable over an `EvalContext`; it was
+built once by the compiler and a run only calls it. Nothing here knows how
+an agent is run or how results are reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..artifacts import RunArtifacts
+
+
+class JudgeFn(Protocol):
+    """Grades a run against a rubric; returns a score in [0, 1].
+
+    Raises an exception when the judge's reply cannot be read: the run is
+    then an error, never given a default score.
+    """
+
+    def __call__(self, *, rubric: str, prompt: str, artifacts: RunArtifacts) -> float: ...
+
+
+PredicateFn = Callable[..., Any]
+"""A custom predicate: ``fn(artifacts, world, **kwargs)`` returning a bool,
+a credit in [0, 1], or a ``(bool, detail)`` pair."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of one expectation (or sub-expression) on one run."""
+
+    credit: float
+    """1.0 when it holds fully, a fallback's credit, or 0.0."""
+    detail: str | None = None
+    """What was expected and what happened, when it did not fully hold."""
+
+    @property
+    def passed(self) -> bool:
+        return self.credit > 0
+
+
+@dataclass
+class EvalContext:
+    """What an expectation sees: the run's artifacts and its surroundings."""
+
+    artifacts: RunArtifacts
+    prompt: str = ""
+    world: Any = None
+    duration_s: float | None = None
+    judge: JudgeFn | None = None
+    predicates: Mapping[str, PredicateFn] = field(default_factory=dict)
+
+
+Check = Callable[[EvalContext], Outcome]
+
+
+@dataclass(frozen=True)
+class CompiledExpectation:
+    """One `expect` line, compiled."""
+
+    label: str
+    """Its canonical source text, e.g. ``called calculator with <op: add>``."""
+    file: str
+    line: int
+    check: Check
+    """Evaluates the expectation (partial credit included) on one run."""
+    needs_judge: bool = False
+    from_suite: bool = False
+    """True for a suite-wide expectation (written in the suite's head)."""
+
+    def __call__(self, ctx: EvalContext) -> Outcome:
+        return self.check(ctx)
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class CaseSettings:
+    """A case's settings after suite defaults and case overrides are merged."""
+
+    repeat: int = 1
+    pass_rate: float = 1.0
+    timeout_s: float = 60.0
+    system: str | None = None
+    mode: str = "agent"
+    max_turns: int = 10
+    skip: str | None = None
+    """The skip reason ('' when none was given); None when not skipped."""
+    xfail: str | None = None
+    """The xfail reason ('' when none was given); None when not xfail."""
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """What a mock tool answered to one call."""
+
+    ok: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class CompiledTool:
+    """A declared tool: its JSON Schema for a model, and its canned answers."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON Schema of the arguments object."""
+    answer: Callable[[Any], ToolAnswer]
+    """Checks a call's arguments against the params, then answers from the
+    first matching `when`, the `otherwise`, or an error naming the tool."""
+    file: str = "<string>"
+    line: int = 0
+
+    def schema(self) -> dict[str, Any]:
+        """The tool in chat-completions `tools` format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class CompiledCase:
+    """One runnable case (one row of an examples table is one case)."""
+
+    suite: str
+    name: str
+    file: str
+    line: int
+    prompt: str
+    settings: CaseSettings
+    expectations: tuple[CompiledExpectation, ...]
+    setup: Any = None
+    """The `setup` value (JSON) for `Harness.setup`; None when absent."""
+    tools: tuple[CompiledTool, ...] = ()
+    """The suite's declared tools (own and imported), for model runs."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.name}"
+
+    @property
+    def needs_judge(self) -> bool:
+        return any(e.needs_judge for e in self.expectations)
+
+
+@dataclass(frozen=True)
+class CompiledSuite:
+    """One compiled .evl file."""
+
+    name: str
+    file: str
+    cases: tuple[CompiledCase, ...]
+    description: str | None = None
+    tools: tuple[CompiledTool, ...] = ()
+    warnings: tuple[Any, ...] = ()
+    """Diagnostics of severity warning found while compiling."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready description of the suite (callables left out)."""
+        return {
+            "name": self.name,
+            "file": self.file,
+            "description": self.description,
+            "tools": [
+                {**t.schema()["function"], "line": t.line} for t in self.tools
+            ],
+            "cases": [
+                {
+                    "name": c.name,
+                    "line": c.line,
+                    "prompt": c.prompt,
+                    "setup": c.setup,
+                    "settings": {
+                        "repeat": c.settings.repeat,
+                        "pass_rate": c.settings.pass_rate,
+                        "timeout_s": c.settings.timeout_s,
+                        "system": c.settings.system,
+                        "mode": c.settings.mode,
+                        "max_turns": c.settings.max_turns,
+                        "skip": c.settings.skip,
+                        "xfail": c.settings.xfail,
+                        "tags": list(c.settings.tags),
+                    },
+                    "expectations": [
+                        {"label": e.label, "line": e.line, "from_suite": e.from_suite}
+                        for e in c.expectations
+                    ],
+                }
+                for c in self.cases
+            ],
+        }
