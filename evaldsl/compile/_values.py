@@ -1,0 +1,148 @@
+"""Value nodes as Python data, the literal equality rule, and detail helpers.
+
+Every matcher family compares what an agent did against values written in a
+case. The language fixes one equality for that (LANGUAGE.md section 5, the
+literal rule): numbers compare by value, so `2` matches `2.0`, but a boolean
+is never a number, so `true` does not match `1`, even though Python says
+`True == 1`. That rule lives here, once, as `json_equal`, so that argument
+patterns, `one of` and `final json` cannot drift apart.
+
+The helpers that turn AST nodes into Python values run at compile time. A
+`$name` placeholder must have been filled in by the compiler before any of
+them sees a node; one that slips through is reported as a CompileProblem at
+that node rather than compared as text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..syntax import _ast as a
+from ._errors import CompileProblem
+
+
+def to_python(node: Any) -> Any:
+    """The Python value a Value node stands for.
+
+    Args:
+        node: a String, Word, Number, Constant, ArrayValue or ObjectValue.
+
+    Returns:
+        str, int, float, bool, None, list or dict.
+
+    Raises:
+        CompileProblem: for a `$name` placeholder that was never filled in,
+            or a node that is not a value.
+    """
+    if isinstance(node, (a.String, a.Word, a.Number, a.Constant)):
+        return node.value
+    if isinstance(node, a.ArrayValue):
+        return [to_python(item) for item in node.items]
+    if isinstance(node, a.ObjectValue):
+        return {entry.key: to_python(entry.value) for entry in node.entries}
+    if isinstance(node, a.Placeholder):
+        raise unfilled(node)
+    raise CompileProblem(f"expected a value here, found {_kind(node)}", node)
+
+
+def to_number(node: Any) -> int | float:
+    """The number a Num node stands for (a Number; never a boolean)."""
+    if isinstance(node, a.Number):
+        return node.value
+    if isinstance(node, a.Placeholder):
+        raise unfilled(node)
+    value = to_python(node)
+    raise CompileProblem(f"expected a number here, found {show(value)}", node, code="E204")
+
+
+def to_text(node: Any) -> str:
+    """The string a Text node stands for (a String; a bare word counts too)."""
+    if isinstance(node, (a.String, a.Word)):
+        return node.value
+    if isinstance(node, a.Placeholder):
+        raise unfilled(node)
+    value = to_python(node)
+    raise CompileProblem(f"expected a string here, found {show(value)}", node, code="E204")
+
+
+def tool_name(node: Any) -> str:
+    """The name a ToolRef node stands for."""
+    if isinstance(node, a.ToolName):
+        return node.name
+    if isinstance(node, a.Placeholder):
+        raise unfilled(node)
+    raise CompileProblem(f"expected a tool name here, found {_kind(node)}", node)
+
+
+def unfilled(node: a.Placeholder) -> CompileProblem:
+    """The problem for a `$name` that reached a matcher factory unfilled."""
+    return CompileProblem(
+        f"${node.name} was not filled in",
+        node,
+        help="placeholders take their values from an `examples` table",
+    )
+
+
+def is_number(value: Any) -> bool:
+    """True for an int or float that is not a bool (booleans are not numbers)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Equality by the literal rule: numbers by value, booleans never numbers.
+
+    Lists (and tuples) compare element by element, dicts by their key sets
+    and then value by value, both recursively by the same rule.
+    """
+    if is_number(left) and is_number(right):
+        return bool(left == right)
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        return len(left) == len(right) and all(map(json_equal, left, right))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(
+            json_equal(value, right[key]) for key, value in left.items()
+        )
+    if left is None or right is None:
+        return left is right
+    if type(left) is not type(right) and not (
+        isinstance(left, str) and isinstance(right, str)
+    ):
+        return False
+    return bool(left == right)
+
+
+def casefold_equal(left: Any, right: Any) -> bool:
+    """Equality after Unicode casefolding of strings; the literal rule otherwise."""
+    if isinstance(left, str) and isinstance(right, str):
+        return left.casefold() == right.casefold()
+    return json_equal(left, right)
+
+
+def shorten(text: str, limit: int = 120) -> str:
+    """`text` cut to at most `limit` characters, with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+def show(value: Any, *, limit: int = 120) -> str:
+    """A value as compact JSON for a failure detail, shortened."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=repr)
+    except (TypeError, ValueError):  # a circular structure, say
+        text = repr(value)
+    return shorten(text, limit)
+
+
+def label(node: Any) -> str:
+    """The canonical source text of a node, for details (`above 5`, `<op: add>`)."""
+    from ..syntax._unparse import unparse
+
+    return unparse(node)
+
+
+def _kind(node: Any) -> str:
+    return getattr(node, "kind", type(node).__name__)

@@ -1,0 +1,117 @@
+"""Find grammar/evl.lark and build the one Lark parser, once.
+
+The grammar file is the single source of truth. It is found next to the
+package in an installed wheel (force-included as `evaldsl/grammar/evl.lark`)
+or at the repository root in a source checkout or editable install.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token
+
+OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
+CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
+MAX_DEPTH = 64
+"""Brackets (and `not`s in a row) nested deeper than this are refused: no
+real suite needs it, and it keeps every later stage's recursion bounded."""
+
+
+def grammar_path() -> Path:
+    """The grammar file, from an installed wheel or a source checkout."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "grammar" / "evl.lark", package.parent / "grammar" / "evl.lark"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"evl.lark not found next to {package}")
+
+
+class NestingTooDeep(Exception):
+    """Raised by the postlexer; the parser turns it into a diagnostic."""
+
+    def __init__(self, token: Token) -> None:
+        super().__init__("nesting too deep")
+        self.token = token
+
+
+class LineJoiner:
+    """Postlexer: drops line breaks inside brackets, blank lines and comments.
+
+    Comments are collected into `comments` for the formatter. `stmt_start`
+    and `depth` describe where the current statement began, for error
+    recovery. One instance serves one parse at a time (the parser locks).
+    """
+
+    always_accept = ("_NL", "COMMENT")
+
+    def __init__(self) -> None:
+        self.comments: list[Token] = []
+        self.stmt_start = 0
+        self.depth = 0
+
+    def reset(self) -> None:
+        self.comments = []
+        self.stmt_start = 0
+        self.depth = 0
+
+    def process(self, stream):  # type: ignore[no-untyped-def]
+        last = None
+        nots = 0
+        next_start: int | None = None
+        for tok in stream:
+            kind = tok.type
+            if kind == "COMMENT":
+                self.comments.append(tok)
+                continue
+            if kind == "_NL":
+                if self.depth > 0 or last is None or last == "_NL":
+                    continue
+                next_start = tok.end_pos
+            elif kind in OPENERS:
+                self.depth += 1
+                if self.depth > MAX_DEPTH:
+                    raise NestingTooDeep(tok)
+            elif kind in CLOSERS:
+                self.depth = max(0, self.depth - 1)
+            if kind != "_NL" and next_start is not None:
+                self.stmt_start, next_start = next_start, None
+            nots = nots + 1 if kind == "NOT" else 0
+            if nots > MAX_DEPTH:
+                raise NestingTooDeep(tok)
+            last = kind
+            yield tok
+        if last is not None and last != "_NL":
+            yield Token("_NL", "", end_pos=None)
+
+
+LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def get_parser() -> tuple[Lark, LineJoiner]:
+    """The Lark instance (LALR, contextual lexer, strict), built once and cached on disk."""
+    joiner = LineJoiner()
+    parser = Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        strict=True,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        cache=True,
+        postlex=joiner,
+    )
+    return parser, joiner
+
+
+def keyword_terminals(parser: Lark) -> dict[str, str]:
+    """Terminal name -> keyword text, for every keyword of the language."""
+    result = {}
+    for term in parser.terminals:
+        pattern = term.pattern
+        if pattern.type == "str" and pattern.value.isalpha():
+            result[term.name] = pattern.value
+    return result
