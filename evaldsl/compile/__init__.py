@@ -1,0 +1,1 @@
+"""AST -> runnable checks: argument matchers, predicates and the compiler."""

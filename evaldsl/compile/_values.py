@@ -53,7 +53,7 @@ def to_number(node: Any) -> int | float:
     if isinstance(node, a.Placeholder):
         raise unfilled(node)
     value = to_python(node)
-    raise CompileProblem(f"expected a number here, found {show(value)}", node, code="E204")
+    raise CompileProblem(f"expected a number here, found {show(value)}", node, code="E213")
 
 
 def to_text(node: Any) -> str:
@@ -63,7 +63,7 @@ def to_text(node: Any) -> str:
     if isinstance(node, a.Placeholder):
         raise unfilled(node)
     value = to_python(node)
-    raise CompileProblem(f"expected a string here, found {show(value)}", node, code="E204")
+    raise CompileProblem(f"expected a string here, found {show(value)}", node, code="E213")
 
 
 def tool_name(node: Any) -> str:
@@ -80,6 +80,7 @@ def unfilled(node: a.Placeholder) -> CompileProblem:
     return CompileProblem(
         f"${node.name} was not filled in",
         node,
+        code="E201",
         help="placeholders take their values from an `examples` table",
     )
 

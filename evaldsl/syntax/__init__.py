@@ -1,0 +1,1 @@
+"""Text -> AST: the parser, AST models, formatter and diagnostics."""

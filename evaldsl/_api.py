@@ -1,0 +1,71 @@
+"""The typed front door: parse, compile, format, load.
+
+Thin wrappers over the stages, so that `evaldsl.parse` / `evaldsl.compile`
+keep one stable signature while the stages evolve behind them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .compile._compiler import compile_suite, load as _load
+from .compile._model import CompiledSuite
+from .syntax._ast import Suite
+from .syntax._parser import parse as _parse
+
+
+def parse(text: str, filename: str = "<string>") -> Suite:
+    """Parse .evl text into its AST (a frozen `Suite`).
+
+    Args:
+        text: the source.
+        filename: used in diagnostics and spans.
+
+    Raises:
+        EvlError: listing every syntax error, positioned.
+    """
+    return _parse(text, filename)
+
+
+def compile(
+    source: str | Suite,
+    filename: str = "<string>",
+    *,
+    predicates: Mapping[str, Any] | None = None,
+    base_dir: str | Path | None = None,
+) -> CompiledSuite:
+    """Compile .evl text or a parsed `Suite` into a `CompiledSuite` of runnable cases.
+
+    Args:
+        source: .evl text, or the result of `parse`.
+        filename: used in diagnostics; relative `use` and `examples from` paths resolve
+            from its folder unless `base_dir` is given.
+        predicates: a harness's custom predicates by name; when given, unknown names are errors.
+        base_dir: folder for relative paths.
+
+    Raises:
+        EvlError: listing every error found.
+    """
+    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir)
+
+
+def format(text: str, filename: str = "<string>") -> str:
+    """Return .evl text in canonical layout, every comment kept.
+
+    Raises:
+        EvlError: when the text does not parse.
+    """
+    from .syntax._format import format_text
+
+    return format_text(text, filename)
+
+
+def load(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> list[CompiledSuite]:
+    """Compile a .evl file, or every `*.evl` file of a directory, sorted by name.
+
+    Raises:
+        EvlError: naming every malformed file with all its problems; nothing is skipped silently.
+    """
+    return _load(path, predicates=predicates)

@@ -1,0 +1,166 @@
+"""`evaldsl check`, `fmt`, `compile` and `schema`: the language commands.
+
+Argument parsing and printing only; each command calls the library. None
+of this imports httpx or jinja2, so `check` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def expand_paths(paths: Iterable[str]) -> list[Path]:
+    """Files as given; directories become every *.evl below them, sorted (recursive)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*.evl") if p.is_file()))
+        else:
+            out.append(path)
+    return out
+
+
+def add_language_commands(sub: Any) -> None:
+    p = sub.add_parser("check", help="parse and compile .evl files; report every problem")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (searched for *.evl)")
+    p.add_argument("--error-format", choices=("long", "short"), default="long",
+                   help="long: framed, with the source line (default); short: one line each")
+    p.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    p.add_argument("--harness", metavar="MODULE:ATTR",
+                   help="a harness whose custom predicates are known (unknown names become errors)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, or - for stdin to stdout")
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
+    p.add_argument("--diff", action="store_true", help="change nothing; print a unified diff")
+    p.set_defaults(func=cmd_fmt)
+
+    p = sub.add_parser("compile", help="compile one .evl file and print what it compiles to")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="the compiled suite as JSON, for tools")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of the .evl AST (or of the run record)")
+    p.add_argument("--record", action="store_true", help="the run record's schema instead")
+    p.set_defaults(func=cmd_schema)
+
+
+def _predicates_of(spec: str | None) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    from .run._protocols import import_object, predicates_of
+
+    return dict(predicates_of(import_object(spec)))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .compile._compiler import compile_file
+    from .syntax._diagnostics import EvlError
+
+    try:
+        predicates = _predicates_of(args.harness)
+    except Exception as exc:  # an unimportable harness is a usage error, said in one line
+        print(f"evaldsl: cannot load --harness {args.harness}: {exc}", file=sys.stderr)
+        return 4
+    files = expand_paths(args.paths)
+    if not files:
+        print("evaldsl: no .evl files found", file=sys.stderr)
+        return 4
+    errors = warnings = 0
+    for file in files:
+        try:
+            suite = compile_file(file, predicates=predicates)
+            diagnostics, sources = list(suite.warnings), {}
+            if diagnostics:
+                sources = {str(file): file.read_text(encoding="utf-8")}
+        except EvlError as exc:
+            diagnostics, sources = exc.diagnostics, exc.sources
+        if diagnostics:
+            print(EvlError(diagnostics, sources).render(style=args.error_format))
+            if args.error_format == "long":
+                print()
+        errors += sum(d.severity == "error" for d in diagnostics)
+        warnings += sum(d.severity == "warning" for d in diagnostics)
+    noun = "file" if len(files) == 1 else "files"
+    print(f"checked {len(files)} {noun}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    return 1 if errors or (args.strict and warnings) else 0
+
+
+def cmd_fmt(args: argparse.Namespace) -> int:
+    from .syntax._diagnostics import EvlError
+    from .syntax._format import format_text
+
+    if args.paths == ["-"]:
+        text = sys.stdin.read()
+        try:
+            sys.stdout.write(format_text(text, "<stdin>"))
+        except EvlError as exc:
+            print(exc.render(), file=sys.stderr)
+            return 1
+        return 0
+    status = 0
+    for file in expand_paths(args.paths):
+        try:
+            text = file.read_text(encoding="utf-8")
+            new = format_text(text, str(file))
+        except EvlError as exc:
+            print(exc.render(), file=sys.stderr)
+            status = 1
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"evaldsl: cannot read {file}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        if new == text:
+            continue
+        if args.diff:
+            sys.stdout.writelines(difflib.unified_diff(
+                text.splitlines(keepends=True), new.splitlines(keepends=True), str(file), str(file)))
+        if args.check or args.diff:
+            print(f"would reformat {file}", file=sys.stderr)
+            status = 1
+        else:
+            file.write_text(new, encoding="utf-8")
+            print(f"reformatted {file}", file=sys.stderr)
+    return status
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .compile._compiler import compile_file
+    from .syntax._diagnostics import EvlError
+
+    try:
+        suite = compile_file(args.file)
+    except EvlError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(suite.to_json(), indent=2, ensure_ascii=False))
+        return 0
+    print(f"suite {suite.name!r} ({suite.file}): {len(suite.cases)} case(s), {len(suite.tools)} tool(s)")
+    for case in suite.cases:
+        print(f"  case {case.name!r} (line {case.line})")
+        for exp in case.expectations:
+            print(f"    expect {exp.label}    [line {exp.line}]")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    if args.record:
+        from .run._record import EvalReport
+
+        schema = EvalReport.model_json_schema()
+    else:
+        from .syntax._ast import Suite
+
+        schema = Suite.model_json_schema()
+    print(json.dumps(schema, indent=2))
+    return 0

@@ -1,0 +1,301 @@
+"""AST -> `CompiledSuite`: settings, `use` imports, examples, expectations.
+
+`compile_suite` gathers every problem of a file before it fails once with an
+`EvlError` (DESIGN rule 6). `load` compiles a file or every `*.evl` of a
+directory, sorted by name; a malformed file fails the load and is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..syntax import _ast as a
+from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
+from ..syntax._parser import parse_with_diagnostics
+from ._errors import CompileProblem
+from ._examples import substitute, table_rows
+from ._expect import compile_expectation, lint, walk
+from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
+from ._settings import SETTING_TYPES, apply, apply_row_columns
+from ._tools import compile_tool
+from ._values import to_text
+
+
+class _Session:
+    """State of one compile: diagnostics, sources and the imported-file cache."""
+
+    def __init__(self, predicates: Mapping[str, Any] | None) -> None:
+        self.predicates = predicates
+        self.diagnostics: list[Diagnostic] = []
+        self.sources: dict[str, str] = {}
+        self.libraries: dict[Path, list[tuple[CompiledTool, a.Span | None]]] = {}
+
+    def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
+        span = getattr(exc.node, "span", None) or getattr(fallback, "span", None)
+        self.diagnostics.append(error(exc.code, exc.message, span, help=exc.help, suggestion=exc.suggestion))
+
+    def parse_file(self, path: Path, shown: str) -> a.Suite | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            self.diagnostics.append(error("E001", f"not UTF-8 text (byte {exc.start}): is this an .evl file?",
+                                          a.Span(file=shown)))
+            return None
+        self.sources[shown] = text
+        suite, diags = parse_with_diagnostics(text, shown)
+        self.diagnostics.extend(diags)
+        return None if any(d.severity == "error" for d in diags) else suite
+
+
+def compile_suite(
+    source: str | a.Suite,
+    filename: str = "<string>",
+    *,
+    predicates: Mapping[str, Any] | None = None,
+    base_dir: str | Path | None = None,
+) -> CompiledSuite:
+    """Compile .evl text (or a parsed `Suite`) into runnable cases.
+
+    Args:
+        source: the text of a .evl file, or the `Suite` that `parse` returned.
+        filename: shown in diagnostics; also the base for `use` and `examples from`.
+        predicates: the harness's custom predicates; when given, unknown names are errors.
+        base_dir: where relative paths resolve (default: the file's folder).
+
+    Raises:
+        EvlError: with every error found (warnings ride along in `.diagnostics`).
+    """
+    session = _Session(predicates)
+    if isinstance(source, str):
+        session.sources[filename] = source
+        suite, diags = parse_with_diagnostics(source, filename)
+        session.diagnostics.extend(diags)
+    else:
+        suite = source
+    base = Path(base_dir) if base_dir is not None else Path(filename).parent
+    compiled = None
+    if not any(d.severity == "error" for d in session.diagnostics):
+        compiled = _compile(session, suite, filename, base, chain=(Path(filename).resolve(),))
+    if compiled is None or any(d.severity == "error" for d in session.diagnostics):
+        raise EvlError(session.diagnostics, session.sources)
+    return compiled
+
+
+def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
+    tools = _gather_tools(session, suite, filename, base, chain)
+    defaults, name, description = CaseSettings(), Path(filename).stem, None
+    suite_expects: list[CompiledExpectation] = []
+    for stmt in suite.head:
+        try:
+            if isinstance(stmt, a.SuiteStmt):
+                name = to_text(stmt.name)
+            elif isinstance(stmt, a.DescriptionStmt):
+                description = to_text(stmt.text)
+            elif isinstance(stmt, SETTING_TYPES):
+                defaults = apply(defaults, stmt)
+            elif isinstance(stmt, a.ExpectStmt):
+                suite_expects.append(_expectation(session, stmt, None, tools, filename, from_suite=True))
+        except CompileProblem as exc:
+            session.problem(exc, stmt)
+    cases: list[CompiledCase] = []
+    for case in suite.cases:
+        cases.extend(_compile_case(session, case, defaults, suite_expects, tools, name, filename, base))
+    _check_unique_names(session, cases, suite)
+    warnings = tuple(d for d in session.diagnostics if d.severity == "warning")
+    return CompiledSuite(name=name, file=filename, cases=tuple(cases), description=description,
+                         tools=tuple(tools.values()), warnings=warnings)
+
+
+def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools: dict[str, CompiledTool],
+                 filename: str, *, from_suite: bool = False) -> CompiledExpectation:
+    node = substitute(stmt.expectation, row)
+    problems, warnings = lint(node, tools, session.predicates)
+    session.diagnostics.extend(warnings)
+    for problem in problems[1:]:
+        session.problem(problem, stmt)
+    if problems:
+        raise problems[0]
+    return compile_expectation(node, filename, from_suite=from_suite)
+
+
+def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite_expects: list,
+                  tools: dict[str, CompiledTool], suite_name: str, filename: str, base: Path) -> list[CompiledCase]:
+    examples = [s for s in case.body if isinstance(s, a.ExamplesStmt)]
+    prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
+    try:
+        if len(examples) > 1:
+            raise CompileProblem("a case has at most one `examples` table", examples[1], code="E214")
+        if not prompts:
+            raise CompileProblem("this case has no `prompt`", case, code="E219",
+                                 help='add a line: prompt "what the agent is asked"')
+        if len(prompts) > 1:
+            raise CompileProblem("a case has exactly one `prompt`", prompts[1], code="E219")
+        own_expects = [s for s in case.body if isinstance(s, a.ExpectStmt)]
+        if not own_expects and not suite_expects:
+            raise CompileProblem("this case has no expectations", case, code="E220",
+                                 help="add an `expect` line (or a suite-wide one above the first case)")
+        rows = table_rows(examples[0], base) if examples else [(None, case)]
+    except CompileProblem as exc:
+        session.problem(exc, case)
+        return []
+    if not examples:
+        _warn_templates(session, case)
+    out = []
+    for row, blame in rows:
+        try:
+            compiled = _one_case(session, case, row, defaults, suite_expects, tools, suite_name, filename)
+        except CompileProblem as exc:
+            session.problem(exc, blame)
+            continue
+        if compiled is not None:
+            out.append(compiled)
+    return out
+
+
+def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseSettings, suite_expects: list,
+              tools: dict[str, CompiledTool], suite_name: str, filename: str) -> CompiledCase | None:
+    settings, prompt, setup, expects = defaults, "", None, list(suite_expects)
+    failed = False
+    for stmt in case.body:
+        try:
+            if isinstance(stmt, SETTING_TYPES):
+                settings = apply(settings, substitute(stmt, row))
+            elif isinstance(stmt, a.PromptStmt):
+                prompt = to_text(substitute(stmt.text, row))
+            elif isinstance(stmt, a.SetupStmt):
+                from ._values import to_python
+
+                setup = to_python(substitute(stmt.value, row))
+            elif isinstance(stmt, a.ExpectStmt):
+                expects.append(_expectation(session, stmt, row, tools, filename))
+        except CompileProblem as exc:
+            session.problem(exc, stmt)
+            failed = True
+    if row is not None:
+        settings = apply_row_columns(settings, row)
+    name = to_text(substitute(case.name, row))
+    if failed:
+        return None  # its problems are already reported
+    line = case.span.line if case.span else 0
+    return CompiledCase(suite=suite_name, name=name, file=filename, line=line, prompt=prompt,
+                        settings=settings, expectations=tuple(expects), setup=setup,
+                        tools=tuple(tools.values()))
+
+
+
+
+def _warn_templates(session: _Session, case: a.Case) -> None:
+    for node in walk(case):
+        if isinstance(node, a.String) and "{{" in node.value:
+            session.diagnostics.append(warning(
+                "W304", "`{{` in a case without examples is plain text", node.span,
+                help="add an `examples` table to fill it, or ignore this if the braces are meant"))
+            return
+
+
+def _check_unique_names(session: _Session, cases: list[CompiledCase], suite: a.Suite) -> None:
+    seen: dict[str, CompiledCase] = {}
+    for case in cases:
+        if case.name in seen:
+            span = next((c.span for c in suite.cases if c.span and c.span.line == case.line), None)
+            session.diagnostics.append(error(
+                "E205", f"duplicate case name {case.name!r}", span,
+                help=f"another case of this name is at line {seen[case.name].line}"))
+        else:
+            seen[case.name] = case
+
+
+def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
+                  chain: tuple[Path, ...]) -> dict[str, CompiledTool]:
+    tools: dict[str, CompiledTool] = {}
+    where: dict[str, str] = {}
+
+    def add(tool: CompiledTool, span: a.Span | None) -> None:
+        here = f"{tool.file}:{tool.line}"
+        if tool.name in tools and where[tool.name] == here:
+            return  # the same declaration, reached through two `use` paths
+        if tool.name in tools:
+            session.diagnostics.append(error(
+                "E208", f"tool `{tool.name}` is declared twice", span,
+                label=f"also declared at {where[tool.name]}"))
+            return
+        tools[tool.name], where[tool.name] = tool, here
+
+    for stmt in suite.head:
+        if isinstance(stmt, a.UseStmt):
+            for tool, span in _use(session, stmt, base, chain):
+                add(tool, stmt.span)
+    for block in suite.tools:
+        try:
+            add(compile_tool(block, filename), block.span)
+        except CompileProblem as exc:
+            session.problem(exc, block)
+    return tools
+
+
+def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]) -> list:
+    path = (base / stmt.path.value).resolve()
+    if path in chain:
+        cycle = " -> ".join(p.name for p in chain + (path,))
+        session.diagnostics.append(error("E206", f"`use` cycle: {cycle}", stmt.span))
+        return []
+    if path in session.libraries:
+        return session.libraries[path]
+    if not path.is_file():
+        session.diagnostics.append(error("E207", f"cannot find {stmt.path.value}", stmt.span,
+                                         help=f"looked for {path}"))
+        return []
+    shown = str(base / stmt.path.value)
+    lib = session.parse_file(path, shown)
+    result: list = []
+    if lib is not None:
+        tools = _gather_tools(session, lib, shown, path.parent, chain + (path,))
+        result = [(tool, None) for tool in tools.values()]
+    session.libraries[path] = result
+    return result
+
+
+def load(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> list[CompiledSuite]:
+    """Compile a .evl file, or every `*.evl` in a directory (sorted by name).
+
+    Raises:
+        EvlError: naming each malformed file with every problem in it.
+    """
+    root = Path(path)
+    if root.is_dir():
+        files = sorted(p for p in root.glob("*.evl") if p.is_file())
+    elif root.is_file():
+        files = [root]
+    else:
+        raise EvlError([error("E002", f"no such file or directory: {root}", a.Span(file=str(root)))])
+    suites, diagnostics, sources = [], [], {}
+    for file in files:
+        try:
+            suites.append(compile_file(file, predicates=predicates))
+        except EvlError as exc:
+            diagnostics.extend(exc.diagnostics)
+            sources.update(exc.sources)
+    if any(d.severity == "error" for d in diagnostics):
+        raise EvlError(diagnostics, sources)
+    return suites
+
+
+def compile_file(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> CompiledSuite:
+    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError)."""
+    shown = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise EvlError([error("E002", f"cannot read {shown}: {exc.strerror}", a.Span(file=shown))]) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EvlError([error("E001", f"not UTF-8 text (byte {exc.start}): is this an .evl file?",
+                              a.Span(file=shown))]) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise EvlError([error("E001", "the file holds a NUL byte: is this a binary file?",
+                              a.Span(file=shown, line=line))], {shown: text})
+    return compile_suite(text, shown, predicates=predicates)

@@ -1,0 +1,164 @@
+"""One `expect` line -> a `CompiledExpectation`.
+
+Predicates come from their families (_calls, _text, _other); this module
+composes them with `not` / `and` / `or` and applies partial credit
+(LANGUAGE.md 4.4): the credit is 1 when the main expression holds, else the
+credit of the first fallback that holds, else 0. It also lints what only
+the suite as a whole can know: calls of undeclared tools, argument keys
+that are not a declared tool's params, unknown custom predicates.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..syntax import _ast as a
+from ..syntax._diagnostics import Diagnostic, warning
+from ..syntax._unparse import unparse
+from ._errors import CompileProblem
+from ._model import Check, CompiledExpectation, EvalContext, Outcome
+from ._values import to_number
+
+_CALLS = (a.Called, a.CalledAny, a.CalledSequence, a.CallsAre, a.OnlyCalled, a.FirstCall,
+          a.LastCall, a.EveryCall, a.NoToolCalls)
+_FINAL = (a.TextContains, a.TextIs, a.TextEmpty, a.TextStartsWith, a.TextEndsWith, a.TextMatches,
+          a.NumberIs, a.NumberCompare, a.NumberBetween, a.FinalJson)
+_HOLDS = Outcome(1.0)
+
+
+def compile_expr(node: Any) -> Check:
+    """Compile an expression tree (predicates joined by not / and / or)."""
+    if isinstance(node, a.Negation):
+        return _negate(compile_expr(node.expr), unparse(node.expr))
+    if isinstance(node, a.AndExpr):
+        return _all_of([compile_expr(x) for x in node.items])
+    if isinstance(node, a.OrExpr):
+        return _any_of([compile_expr(x) for x in node.items])
+    if isinstance(node, _CALLS):
+        from ._calls import compile_calls
+
+        return compile_calls(node)
+    if isinstance(node, _FINAL):
+        from ._text import compile_final
+
+        return compile_final(node)
+    from ._other import compile_other
+
+    return compile_other(node)
+
+
+def _negate(inner: Check, text: str) -> Check:
+    def check(ctx: EvalContext) -> Outcome:
+        if inner(ctx).passed:
+            return Outcome(0.0, f"expected not `{text}`, but it held")
+        return _HOLDS
+
+    return check
+
+
+def _all_of(checks: list[Check]) -> Check:
+    def check(ctx: EvalContext) -> Outcome:
+        for part in checks:
+            outcome = part(ctx)
+            if not outcome.passed:
+                return Outcome(0.0, outcome.detail)
+        return _HOLDS
+
+    return check
+
+
+def _any_of(checks: list[Check]) -> Check:
+    def check(ctx: EvalContext) -> Outcome:
+        details = []
+        for part in checks:
+            outcome = part(ctx)
+            if outcome.passed:
+                return outcome
+            details.append(outcome.detail or "did not hold")
+        return Outcome(0.0, "none held: " + "; ".join(details))
+
+    return check
+
+
+def compile_expectation(node: a.Expectation, filename: str, *, from_suite: bool = False) -> CompiledExpectation:
+    """Compile one expectation with its fallbacks."""
+    main = compile_expr(node.expr)
+    fallbacks = []
+    for fb in node.fallbacks:
+        credit = to_number(fb.credit)
+        if not 0 < credit <= 1:
+            raise CompileProblem(f"a fallback's credit must be above 0 and at most 1, not {credit}",
+                                 fb.credit, code="E210")
+        fallbacks.append((compile_expr(fb.expr), float(credit), unparse(fb.expr)))
+
+    def check(ctx: EvalContext) -> Outcome:
+        outcome = main(ctx)
+        if outcome.passed:
+            return outcome
+        for fallback, credit, text in fallbacks:
+            if fallback(ctx).passed:
+                return Outcome(credit, f"{outcome.detail}; fallback `{text}` held, credit {credit:g}")
+        return Outcome(0.0, outcome.detail)
+
+    line = node.span.line if node.span else 0
+    return CompiledExpectation(
+        label=unparse(node), file=filename, line=line, check=check,
+        needs_judge=any(isinstance(n, a.Judge) for n in walk(node)), from_suite=from_suite,
+    )
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every AST node under `node`, itself included."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, tuple):
+            stack.extend(current)
+        elif isinstance(current, a.Node):
+            yield current
+            stack.extend(getattr(current, f) for f in type(current).model_fields if f not in ("span", "kind"))
+
+
+def lint(
+    node: a.Expectation,
+    tools: Mapping[str, Any],
+    predicates: Mapping[str, Any] | None,
+) -> tuple[list[CompileProblem], list[Diagnostic]]:
+    """Suite-level checks of one (filled-in) expectation: errors and warnings."""
+    problems: list[CompileProblem] = []
+    warnings: list[Diagnostic] = []
+    for n in walk(node):
+        if isinstance(n, a.CalledSequence) and n.count is not None:
+            problems.append(CompileProblem(
+                "a count cannot follow a `then` chain", n.count, code="E204",
+                help="count each tool in its own expectation: expect called T twice"))
+        if isinstance(n, a.ToolName) and tools and n.name not in tools:
+            close = difflib.get_close_matches(n.name, list(tools), n=1)
+            problems.append(CompileProblem(
+                f"no declared tool is called `{n.name}`", n, code="E218",
+                suggestion=close[0] if close else None,
+                help=f"declared tools: {', '.join(sorted(tools))}"))
+        if isinstance(n, a.CustomPredicate) and predicates is not None and n.name not in predicates:
+            close = difflib.get_close_matches(n.name, list(predicates), n=1)
+            known = ", ".join(sorted(predicates)) or "(none registered)"
+            problems.append(CompileProblem(
+                f"unknown predicate `{n.name}`", n, code="E209",
+                suggestion=close[0] if close else None, help=f"known predicates: {known}"))
+        warnings.extend(_param_warnings(n, tools))
+    return problems, warnings
+
+
+def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]:
+    tool = getattr(node, "tool", None)
+    args = getattr(node, "args", None)
+    if not isinstance(tool, a.ToolName) or not isinstance(args, a.ObjectPattern) or tool.name not in tools:
+        return
+    params = tools[tool.name].parameters.get("properties", {})
+    for entry in args.entries:
+        if entry.key not in params:
+            close = difflib.get_close_matches(entry.key, list(params), n=1)
+            yield warning("W302", f"`{entry.key}` is not a param of tool `{tool.name}`", entry.span,
+                          suggestion=close[0] if close else None,
+                          help=f"its params: {', '.join(params) or '(none)'}")

@@ -1,0 +1,88 @@
+"""Settings statements -> `CaseSettings`: suite defaults, then case overrides.
+
+Every value is validated here with a positioned error: `repeat` and `max
+turns` are positive integers, `pass rate at least` is in (0, 1], `mode` is
+`agent` or `single-turn`. Tags add up (suite tags, then the case's).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+from typing import Any
+
+from ..syntax import _ast as a
+from ._errors import CompileProblem
+from ._model import CaseSettings
+from ._values import to_number, to_python, to_text
+
+MODES = ("agent", "single-turn")
+
+
+def _positive_int(node: Any, what: str) -> int:
+    value = to_number(node)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or value < 1:
+        raise CompileProblem(f"{what} must be a whole number of at least 1, not {value}", node, code="E211")
+    return value
+
+
+def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
+    """Apply one settings statement; returns the new settings."""
+    if isinstance(stmt, a.TagsStmt):
+        tags = list(settings.tags)
+        for tag in stmt.tags:
+            text = str(to_python(tag)) if not isinstance(tag, a.Placeholder) else to_text(tag)
+            if text not in tags:
+                tags.append(text)
+        return replace(settings, tags=tuple(tags))
+    if isinstance(stmt, a.RepeatStmt):
+        return replace(settings, repeat=_positive_int(stmt.count, "repeat"))
+    if isinstance(stmt, a.MaxTurnsStmt):
+        return replace(settings, max_turns=_positive_int(stmt.count, "max turns"))
+    if isinstance(stmt, a.PassRateStmt):
+        rate = to_number(stmt.rate)
+        if not 0 < rate <= 1:
+            raise CompileProblem(f"a pass rate must be above 0 and at most 1, not {rate}", stmt.rate,
+                                 code="E211", help="write a fraction: pass rate at least 0.8")
+        return replace(settings, pass_rate=float(rate))
+    if isinstance(stmt, a.TimeoutStmt):
+        if stmt.duration.seconds <= 0:
+            raise CompileProblem("a timeout must be longer than 0", stmt.duration, code="E211")
+        return replace(settings, timeout_s=stmt.duration.seconds)
+    if isinstance(stmt, a.SystemStmt):
+        return replace(settings, system=to_text(stmt.text))
+    if isinstance(stmt, a.ModeStmt):
+        if stmt.mode not in MODES:
+            close = difflib.get_close_matches(stmt.mode, MODES, n=1)
+            raise CompileProblem(f"unknown mode `{stmt.mode}`", stmt, code="E212",
+                                 suggestion=close[0] if close else None,
+                                 help="modes: agent, single-turn")
+        return replace(settings, mode=stmt.mode)
+    if isinstance(stmt, a.SkipStmt):
+        return replace(settings, skip=to_text(stmt.reason) if stmt.reason is not None else "")
+    if isinstance(stmt, a.XfailStmt):
+        return replace(settings, xfail=to_text(stmt.reason) if stmt.reason is not None else "")
+    return settings
+
+
+SETTING_TYPES = (a.TagsStmt, a.RepeatStmt, a.MaxTurnsStmt, a.PassRateStmt, a.TimeoutStmt,
+                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt)
+
+
+def apply_row_columns(settings: CaseSettings, row: dict[str, Any]) -> CaseSettings:
+    """A `tags`, `skip` or `xfail` column sets that row's setting."""
+    if "tags" in row:
+        raw = to_python(row["tags"])
+        extra = raw if isinstance(raw, list) else [t.strip() for t in str(raw).split(",") if t.strip()]
+        tags = list(settings.tags) + [str(t) for t in extra if str(t) not in settings.tags]
+        settings = replace(settings, tags=tuple(tags))
+    for column in ("skip", "xfail"):
+        if column in row:
+            value = to_python(row[column])
+            if value in (None, False, "", "false", "no"):
+                continue
+            reason = "" if value is True or value in ("true", "yes") else str(value)
+            settings = replace(settings, **{column: reason})
+    return settings

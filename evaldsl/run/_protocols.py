@@ -1,0 +1,226 @@
+"""The seams between evaldsl and user code: `Agent` and `Harness`.
+
+Both are runtime-checkable Protocols, so a user's class needs no base class
+and no import of ours: anything with the right methods is accepted, sync or
+`async def` alike (the scheduler runs sync ones on worker threads). The
+resolvers turn what a user hands us (an object, a class, a plain function)
+into one of these, or raise a `TypeError` that says what was expected, so
+`evaldsl run --agent mod:thing` can print one clear line.
+
+`Subject` is the runner's own normalized view of either: the functions to
+call, whether each is async, the custom predicates and a display name.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..artifacts import RunArtifacts
+from ..compile._model import PredicateFn
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that runs one instruction and reports what it did.
+
+    ``run`` may be a plain method or ``async def``. It returns a
+    `RunArtifacts` (a dict of its fields is accepted too). Raising, or
+    returning artifacts with ``error`` set, makes that run an error.
+    """
+
+    def run(self, instruction: str) -> RunArtifacts | Awaitable[RunArtifacts]: ...
+
+
+@runtime_checkable
+class Harness(Protocol):
+    """The advanced path (LANGUAGE.md section 9): an agent acting on a world.
+
+    ``setup(value)`` builds a fresh world for each run from the case's
+    ``setup`` value (None when the case has none); ``run(instruction,
+    world)`` runs the agent against it. Either may be ``async def``. Custom
+    predicates are read from a ``predicates`` mapping attribute (name ->
+    ``fn(artifacts, world, **kwargs)``), for instance a `Predicates`.
+    """
+
+    def setup(self, setup: Any) -> Any: ...
+
+    def run(self, instruction: str, world: Any) -> RunArtifacts | Awaitable[RunArtifacts]: ...
+
+
+class Predicates(dict):  # type: ignore[type-arg]
+    """A registry of custom predicates, usable as a decorator.
+
+    ::
+
+        class Shop:
+            predicates = Predicates()
+
+            @predicates.register
+            def stock_is(artifacts, world, *, item, count):
+                return world.stock[item] == count
+
+    ``@predicates.register("other_name")`` registers under another name. A
+    predicate returns a bool, a credit in [0, 1], or a ``(bool, detail)`` pair.
+    """
+
+    def register(self, name_or_fn: str | PredicateFn | None = None) -> Any:
+        if callable(name_or_fn):
+            self[name_or_fn.__name__] = name_or_fn
+            return name_or_fn
+
+        def decorate(fn: PredicateFn) -> PredicateFn:
+            self[name_or_fn or fn.__name__] = fn
+            return fn
+
+        return decorate
+
+
+class FunctionAgent:
+    """A plain function ``(instruction) -> RunArtifacts`` (or ``async def``) as an Agent."""
+
+    def __init__(self, fn: Callable[[str], Any]) -> None:
+        self.run = fn
+        self.name = getattr(fn, "__name__", None) or type(fn).__name__
+
+    def __repr__(self) -> str:
+        return f"FunctionAgent({self.run!r})"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What the scheduler runs: an agent or a harness, normalized."""
+
+    kind: Literal["agent", "harness"]
+    name: str
+    run: Callable[..., Any]
+    setup: Callable[..., Any] | None = None
+    predicates: Mapping[str, PredicateFn] = field(default_factory=dict)
+
+    @property
+    def run_is_async(self) -> bool:
+        return _is_async(self.run)
+
+    @property
+    def setup_is_async(self) -> bool:
+        return self.setup is not None and _is_async(self.setup)
+
+
+_AGENT_SHAPE = (
+    "an agent is an object with a run(instruction) method, a class whose instances have "
+    "one (made with no arguments), or a function (instruction) -> RunArtifacts"
+)
+
+
+def resolve_agent(obj: Any) -> Agent:
+    """Turn an agent object, an agent class or a function into an `Agent`.
+
+    Raises:
+        TypeError: when ``obj`` is none of these; the message says what is expected.
+    """
+    obj = _instantiate(obj, "agent")
+    if obj is None or isinstance(obj, (str, bytes, int, float, bool, Mapping, list, tuple)):
+        raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
+    run = getattr(obj, "run", None)
+    if callable(run):
+        _check_arity(run, ("instruction",), f"{_describe(obj)}.run", harness_hint=True)
+        return obj  # type: ignore[no-any-return]
+    if callable(obj):
+        _check_arity(obj, ("instruction",), _describe(obj), harness_hint=False)
+        return FunctionAgent(obj)
+    raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
+
+
+def resolve_harness(obj: Any) -> Harness:
+    """Turn a harness object or class into a `Harness`.
+
+    Raises:
+        TypeError: when it has no ``setup(value)`` and ``run(instruction, world)``.
+    """
+    obj = _instantiate(obj, "harness")
+    setup, run = getattr(obj, "setup", None), getattr(obj, "run", None)
+    if not (callable(setup) and callable(run)):
+        raise TypeError(
+            f"{_describe(obj)} is not a harness: a harness has setup(value) -> world and "
+            "run(instruction, world) -> RunArtifacts"
+        )
+    _check_arity(setup, ("value",), f"{_describe(obj)}.setup", harness_hint=False)
+    _check_arity(run, ("instruction", "world"), f"{_describe(obj)}.run", harness_hint=False)
+    preds = getattr(obj, "predicates", None)
+    if preds is not None and not isinstance(preds, Mapping):
+        raise TypeError(f"{_describe(obj)}.predicates must be a mapping of name -> function")
+    return obj  # type: ignore[no-any-return]
+
+
+def agent_subject(agent: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
+    """The scheduler's view of an agent (resolved first)."""
+    agent = resolve_agent(agent)
+    return Subject("agent", display_name(agent), agent.run, None, dict(predicates or {}))
+
+
+def harness_subject(harness: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
+    """The scheduler's view of a harness (resolved first); extra predicates win."""
+    harness = resolve_harness(harness)
+    merged = {**dict(getattr(harness, "predicates", None) or {}), **dict(predicates or {})}
+    return Subject("harness", display_name(harness), harness.run, harness.setup, merged)
+
+
+def display_name(obj: Any) -> str:
+    """A name for records: a ``name`` or ``model`` string attribute, else the type's name."""
+    for attr in ("name", "model"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(obj).__name__
+
+
+def _instantiate(obj: Any, what: str) -> Any:
+    if not isinstance(obj, type):
+        return obj
+    try:
+        return obj()
+    except Exception as exc:
+        raise TypeError(
+            f"cannot make a {what} from class {obj.__qualname__}: calling it with no "
+            f"arguments raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _check_arity(fn: Callable[..., Any], params: tuple[str, ...], shown: str, *, harness_hint: bool) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and some C callables: trust them
+        return
+    try:
+        sig.bind(*params)
+    except TypeError:
+        wanted = ", ".join(params)
+        hint = ""
+        if harness_hint and _binds(sig, ("instruction", "world")):
+            hint = " (it takes a world: pass it as a harness, with --harness or run_eval)"
+        raise TypeError(f"{shown}{sig} must accept ({wanted}){hint}") from None
+
+
+def _binds(sig: inspect.Signature, params: tuple[str, ...]) -> bool:
+    try:
+        sig.bind(*params)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
+
+
+def _describe(obj: Any) -> str:
+    if obj is None:
+        return "None"
+    name = getattr(obj, "__qualname__", None)
+    if isinstance(name, str):
+        return name
+    return f"{type(obj).__qualname__} object"

@@ -1,0 +1,204 @@
+"""Selecting cases: pytest's `-k` and `-m` expressions, `--tag`, `--lf`.
+
+`-k EXPR` works as in pytest: words joined by ``and``, ``or``, ``not`` and
+parentheses (``not`` binds tightest, then ``and``, then ``or``); a word
+matches a case when it is a case-insensitive substring of the case's name,
+its suite's name, its file's name or one of its tags. Case names hold
+spaces, which pytest words cannot, so a word may also be quoted:
+``-k '"adds two" and not slow'``.
+
+`-m EXPR` is the same language over tags only, matched exactly (as pytest's
+markers are). `--tag T` (repeatable) keeps the cases that have any of the
+given tags. `--lf` keeps the cases that failed or errored in a previous
+record; a case is identified across records by its file and name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ..compile._model import CompiledCase
+from ._record import EvalReport
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<lparen>\() | (?P<rparen>\)) |
+      "(?P<dq>[^"]*)" | '(?P<sq>[^']*)' |
+      (?P<word>[^\s()"']+)
+    )""",
+    re.VERBOSE,
+)
+_KEYWORDS = {"and", "or", "not"}
+
+
+class SelectionError(ValueError):
+    """A `-k` or `-m` expression that cannot be parsed."""
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # "(", ")", "and", "or", "not", "name", "end"
+    text: str
+    column: int
+
+
+Matcher = Callable[[str], bool]
+"""Tests one word of the expression against a case."""
+Predicate = Callable[[Matcher], bool]
+
+
+def parse_expression(text: str, *, option: str = "-k") -> Predicate:
+    """Compile a `-k`-style expression into a function of a word-matcher.
+
+    Raises:
+        SelectionError: with the column and what was expected.
+    """
+    tokens = _tokenize(text, option)
+    parser = _Parser(tokens, text, option)
+    if tokens[0].kind == "end":
+        return lambda match: True
+    tree = parser.expr()
+    parser.expect("end")
+    return tree
+
+
+def _tokenize(text: str, option: str) -> list[_Tok]:
+    tokens: list[_Tok] = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            if text[pos:].strip() == "":
+                break
+            raise SelectionError(f"{option} {text!r}: unclosed quote at column {pos + 1}")
+        column = m.start(m.lastgroup or 0) + 1
+        if m.lastgroup in ("lparen", "rparen"):
+            tokens.append(_Tok("(" if m.lastgroup == "lparen" else ")", m.group(), column))
+        elif m.lastgroup in ("dq", "sq"):
+            tokens.append(_Tok("name", m.group(m.lastgroup), column))
+        else:
+            word = m.group("word")
+            kind = word if word in _KEYWORDS else "name"
+            tokens.append(_Tok(kind, word, column))
+        pos = m.end()
+    tokens.append(_Tok("end", "", len(text) + 1))
+    return tokens
+
+
+class _Parser:
+    def __init__(self, tokens: list[_Tok], text: str, option: str) -> None:
+        self.tokens, self.text, self.option, self.pos = tokens, text, option, 0
+
+    def peek(self) -> _Tok:
+        return self.tokens[self.pos]
+
+    def expect(self, kind: str) -> _Tok:
+        tok = self.peek()
+        if tok.kind != kind:
+            wanted = {"end": "the end", ")": "')'", "name": "a word"}.get(kind, kind)
+            found = "the end" if tok.kind == "end" else repr(tok.text)
+            raise SelectionError(
+                f"{self.option} {self.text!r}: expected {wanted} at column {tok.column}, found {found}"
+            )
+        self.pos += 1
+        return tok
+
+    def expr(self) -> Predicate:
+        left = self.and_expr()
+        while self.peek().kind == "or":
+            self.pos += 1
+            left = _or(left, self.and_expr())
+        return left
+
+    def and_expr(self) -> Predicate:
+        left = self.not_expr()
+        while self.peek().kind == "and":
+            self.pos += 1
+            left = _and(left, self.not_expr())
+        return left
+
+    def not_expr(self) -> Predicate:
+        tok = self.peek()
+        if tok.kind == "not":
+            self.pos += 1
+            inner = self.not_expr()
+            return lambda match: not inner(match)
+        if tok.kind == "(":
+            self.pos += 1
+            inner = self.expr()
+            self.expect(")")
+            return inner
+        word = self.expect("name").text
+        return lambda match: match(word)
+
+
+def _and(a: Predicate, b: Predicate) -> Predicate:
+    return lambda match: a(match) and b(match)
+
+
+def _or(a: Predicate, b: Predicate) -> Predicate:
+    return lambda match: a(match) or b(match)
+
+
+def keyword_words(case: CompiledCase) -> tuple[str, ...]:
+    """What `-k` words are matched against, lower-cased."""
+    names = (case.name, case.suite, os.path.basename(case.file), *case.settings.tags)
+    return tuple(n.lower() for n in names)
+
+
+def case_key(file: str, name: str) -> tuple[str, str]:
+    """A case's identity across records: its normalized file path and its name."""
+    path = file
+    if os.path.isabs(path):
+        try:
+            path = os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            pass
+    return (os.path.normcase(os.path.normpath(path)), name)
+
+
+def failed_keys(report: EvalReport) -> set[tuple[str, str]]:
+    """The keys of the cases that failed or errored in a record."""
+    return {case_key(c.file, c.name) for c in report.cases if c.status in ("failed", "error")}
+
+
+def select_cases(
+    cases: Iterable[CompiledCase],
+    *,
+    keyword: str | None = None,
+    markers: str | None = None,
+    tags: Sequence[str] = (),
+    last_failed: EvalReport | None = None,
+) -> list[CompiledCase]:
+    """Keep the cases that every given criterion selects, in their order.
+
+    Args:
+        keyword: a `-k` expression (substring, case-insensitive).
+        markers: a `-m` expression over tags (exact match).
+        tags: keep cases having any of these tags (exact match).
+        last_failed: keep cases that failed or errored in this record.
+
+    Raises:
+        SelectionError: when an expression cannot be parsed.
+    """
+    chosen = list(cases)
+    if keyword:
+        k_expr = parse_expression(keyword, option="-k")
+        chosen = [c for c in chosen if k_expr(_substring_matcher(keyword_words(c)))]
+    if markers:
+        m_expr = parse_expression(markers, option="-m")
+        chosen = [c for c in chosen if m_expr(set(c.settings.tags).__contains__)]
+    if tags:
+        wanted = set(tags)
+        chosen = [c for c in chosen if wanted.intersection(c.settings.tags)]
+    if last_failed is not None:
+        failed = failed_keys(last_failed)
+        chosen = [c for c in chosen if case_key(c.file, c.name) in failed]
+    return chosen
+
+
+def _substring_matcher(words: tuple[str, ...]) -> Matcher:
+    return lambda word: any(word.lower() in w for w in words)

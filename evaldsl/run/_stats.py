@@ -1,0 +1,115 @@
+"""Statistics: from runs to a case's status, and from cases to a summary.
+
+Kept apart from the scheduler so every number in a report is a pure
+function of the runs, tested on its own. The definitions are those of
+LANGUAGE.md section 4.5 and the `_record` module docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..compile._model import CompiledCase
+from ._record import CaseResult, Interval, RunResult, Status, Summary
+
+Z_95 = 1.959963984540054
+"""The standard normal quantile for a two-sided 95% interval."""
+
+_EPSILON = 1e-9
+
+
+def wilson_interval(passed: int, runs: int, z: float = Z_95) -> Interval:
+    """The Wilson score interval for ``passed`` successes in ``runs`` trials.
+
+    Unlike the normal approximation it stays inside [0, 1] and is sensible
+    for the small N of repeated agent runs (1 of 1 passed gives about
+    [0.21, 1], not [1, 1]). With no runs it is the whole of [0, 1].
+    """
+    if runs <= 0:
+        return Interval(low=0.0, high=1.0)
+    p = passed / runs
+    z2 = z * z
+    denom = 1 + z2 / runs
+    centre = (p + z2 / (2 * runs)) / denom
+    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denom
+    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half))
+
+
+def nearest_rank(values: Sequence[float], percent: float) -> float | None:
+    """The nearest-rank percentile: the smallest value with at least ``percent``% at or below it."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(percent / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def case_status(runs: Sequence[RunResult], required: float, xfail: bool) -> Status:
+    """A run case's status per LANGUAGE.md 4.5 (skips are decided before running)."""
+    if runs and all(r.error is not None for r in runs):
+        status: Status = "error"
+    else:
+        passed = sum(r.passed for r in runs)
+        status = "passed" if runs and passed >= required * len(runs) - _EPSILON else "failed"
+    if xfail:
+        return "xpassed" if status == "passed" else "xfailed"
+    return status
+
+
+def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
+    """The `CaseResult` of a case from its runs (or of a skipped case, with no runs)."""
+    s = case.settings
+    base = dict(
+        suite=case.suite,
+        name=case.name,
+        file=case.file,
+        line=case.line,
+        prompt=case.prompt,
+        required_pass_rate=s.pass_rate,
+        repeat=s.repeat,
+        tags=list(s.tags),
+        skip=s.skip,
+        xfail=s.xfail,
+    )
+    if s.skip is not None:
+        return CaseResult(status="skipped", **base)  # type: ignore[arg-type]
+    n = len(runs)
+    passed = sum(r.passed for r in runs)
+    return CaseResult(
+        status=case_status(runs, s.pass_rate, s.xfail is not None),
+        score=sum(r.score for r in runs) / n if n else 0.0,
+        pass_rate=passed / n if n else 0.0,
+        wilson_95=wilson_interval(passed, n),
+        latency_s=sum(r.latency_s for r in runs) / n if n else None,
+        runs=list(runs),
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def summarize(cases: Sequence[CaseResult]) -> Summary:
+    """The `Summary` of a list of case results."""
+    counts = {status: 0 for status in ("passed", "failed", "error", "skipped", "xfailed", "xpassed")}
+    for case in cases:
+        counts[case.status] += 1
+    ran = [c for c in cases if c.status != "skipped"]
+    runs = [r for c in ran for r in c.runs]
+    latencies = [r.latency_s for r in runs]
+    tokens = [r.artifacts.tokens for r in runs if r.artifacts is not None and r.artifacts.tokens is not None]
+    return Summary(
+        total=len(cases),
+        passed=counts["passed"],
+        failed=counts["failed"],
+        errors=counts["error"],
+        skipped=counts["skipped"],
+        xfailed=counts["xfailed"],
+        xpassed=counts["xpassed"],
+        runs=len(runs),
+        accuracy=(counts["passed"] + counts["xpassed"]) / len(ran) if ran else None,
+        average_score=sum(c.score or 0.0 for c in ran) / len(ran) if ran else None,
+        latency_mean_s=sum(latencies) / len(latencies) if latencies else None,
+        latency_p50_s=nearest_rank(latencies, 50),
+        latency_p95_s=nearest_rank(latencies, 95),
+        tokens_total=sum(tokens) if tokens else None,
+        tokens_mean=sum(tokens) / len(tokens) if tokens else None,
+    )

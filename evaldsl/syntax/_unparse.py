@@ -1,0 +1,344 @@
+"""`unparse(node)`: the canonical one-line source text of any AST node.
+
+This is the inverse of the parser for one node at a time. The compiler uses
+it for expectation labels (`called calculator with <op: add>`), the
+formatter for every statement line, so the output is exact and canonical:
+object syntax always with `< >`, one space after `,` and `:`, numbers as
+they were written (`Number.raw`), strings as JSON strings, names bare when
+they can be and quoted when they must be (a name that is a keyword of the
+language, or has other characters).
+
+Parentheses: expressions get the fewest parentheses that re-parse to the
+same tree (`not` binds tighter than `and`, `and` tighter than `or`; a nested
+`and` inside `and` keeps its parentheses, so the tree shape survives). The
+grammar has no parentheses for argument patterns, so a tree the parser can
+never build, such as `PatternOr` under `PatternAnd`, `PatternAnd` under
+`contains` or `not`, is rendered without them and does not round-trip; the
+same holds for a `Word` whose text is a keyword, or `ExamplesStmt` rows
+(a table is several lines: see the formatter).
+
+Long strings (`String.long`) come out as one-line JSON strings here; the
+formatter asks for `\"\"\"` blocks through `render(node, long_indent=...)`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from . import _ast as a
+
+KEYWORDS = frozenset(
+    "above absent and any are array at below between call called calls case contains "
+    "description duration else empty ends error every examples expect fails false final "
+    "first for from ignoring is json judge last least matches max mode most no not null "
+    "number of once one only or otherwise param pass prompt rate repeat returns setup skip "
+    "starts suite system tags text then timeout times tokens tool true turns twice use when "
+    "with within xfail".split()
+)
+"""Every quoted word of grammar/evl.lark (a test keeps the two in step)."""
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_LONG_CHAR = re.compile('[\\\\\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|"(?="")')
+_SHORT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
+_PAREN_LEVEL = {a.OrExpr: 1, a.AndExpr: 2}
+
+_Method = Callable[["_Unparser", Any], str]
+_METHODS: dict[type, _Method] = {}
+
+
+def unparse(node: Any) -> str:
+    """The canonical source text of an AST node, on one line.
+
+    Args:
+        node: any `evaldsl.syntax._ast` node. A `Suite` gives the whole
+            formatted file (without comments); `Case` and `Tool` give their
+            header line; `ExamplesStmt` gives its `examples` line only.
+
+    Raises:
+        TypeError: when `node` is not an AST node.
+    """
+    return _ONE_LINE(node)
+
+
+def render(node: Any, *, long_indent: int | None = None) -> str:
+    """Like `unparse`, but with long strings as `\"\"\"` blocks when `long_indent` is set.
+
+    Args:
+        node: any AST node.
+        long_indent: the column (0-based) of the statement that holds the
+            node; long strings put their content lines and closing quotes
+            two spaces further in. None renders them as one-line strings.
+    """
+    return _Unparser(long_indent)(node) if long_indent is not None else _ONE_LINE(node)
+
+
+def expectation_parts(node: a.Expectation, *, long_indent: int | None = None) -> list[str]:
+    """An expectation cut where the formatter may break its line.
+
+    The first part is the main expression up to its first `then` (the whole
+    expression unless it is a `called ... then` or `calls are` chain); each
+    further `then STEP` and each `else EXPR for N` is a part of its own.
+
+    Args:
+        node: the expectation.
+        long_indent: as in `render`.
+    """
+    un = _Unparser(long_indent) if long_indent is not None else _ONE_LINE
+    expr = node.expr
+    if isinstance(expr, (a.CalledSequence, a.CallsAre)) and expr.steps:
+        head = "called " if isinstance(expr, a.CalledSequence) else "calls are "
+        parts = [head + un(expr.steps[0])] + ["then " + un(s) for s in expr.steps[1:]]
+        count = getattr(expr, "count", None)
+        if count is not None:
+            parts[-1] += " " + un(count)
+    else:
+        parts = [un(expr)]
+    return parts + [un(f) for f in node.fallbacks]
+
+
+def quote(value: str) -> str:
+    """A one-line JSON string for `value`, with every character the lexer might mistake escaped."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _UNSAFE.search(text) else text
+
+
+def name(value: str) -> str:
+    """A tool name, key or predicate name: bare when it can be, else a JSON string."""
+    if value in KEYWORDS or not _NAME.fullmatch(value):
+        return quote(value)
+    return value
+
+
+def long_block(value: str, indent: int) -> str:
+    """A `\"\"\"` block that the parser's dedent turns back into `value`.
+
+    Content lines and the closing quotes stand at `indent` spaces. Escapes
+    keep what the dedent would lose: white space at the start of every line
+    (the first such character becomes `\\u0020`), white-space-only lines,
+    and trailing white space (which the formatter never leaves).
+    """
+    lines = value.split("\n")
+    solid = [ln for ln in lines if ln.strip()]
+    escape_lead = bool(solid) and all(ln[0] in " \t" for ln in solid)
+    pad = " " * indent
+    out = ['"""']
+    for line in lines:
+        body = _long_line(line, escape_lead and line is solid[0])
+        out.append(pad + body if body else "")
+    out.append(pad + '"""')
+    return "\n".join(out)
+
+
+def _long_line(line: str, escape_lead: bool) -> str:
+    if not line:
+        return ""
+    if not line.strip():
+        return "".join(_u_escape(ch) for ch in line)
+    body = _LONG_CHAR.sub(lambda m: _long_escape(m.group()), line)
+    if escape_lead:
+        body = _u_escape(body[0]) + body[1:]
+    if line[-1].isspace() and line[-1] not in "\t\r\f\x0b\x1c\x1d\x1e\x1f\x85":
+        body = body[:-1] + _u_escape(line[-1])
+    return body
+
+
+def _long_escape(ch: str) -> str:
+    return _SHORT_ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+
+
+def _u_escape(ch: str) -> str:
+    return "\\t" if ch == "\t" else f"\\u{ord(ch):04x}"
+
+
+class _Unparser:
+    """Renders nodes; `long_indent` says how to lay out long strings (None: one line)."""
+
+    __slots__ = ("long_indent",)
+
+    def __init__(self, long_indent: int | None) -> None:
+        self.long_indent = long_indent
+
+    def __call__(self, node: Any) -> str:
+        method = _METHODS.get(type(node))
+        if method is None:
+            raise TypeError(f"cannot unparse {type(node).__name__}: not an .evl AST node")
+        return method(self, node)
+
+    def opt(self, prefix: str, node: Any) -> str:
+        """`prefix + text` for an optional child, or nothing."""
+        return "" if node is None else prefix + self(node)
+
+    def join(self, nodes: Any, sep: str = ", ") -> str:
+        return sep.join(self(n) for n in nodes)
+
+
+_ONE_LINE = _Unparser(None)
+
+
+def _on(*kinds: type) -> Callable[[_Method], _Method]:
+    def register(fn: _Method) -> _Method:
+        for kind in kinds:
+            _METHODS[kind] = fn
+        return fn
+
+    return register
+
+
+def _case(flag: bool) -> str:
+    return " ignoring case" if flag else ""
+
+
+# ---------------------------------------------------------------- values --
+
+
+@_on(a.String)
+def _string(un: _Unparser, n: a.String) -> str:
+    if n.long and un.long_indent is not None:
+        return long_block(n.value, un.long_indent + 2)
+    return quote(n.value)
+
+
+@_on(a.Word)
+def _word(un: _Unparser, n: a.Word) -> str:
+    return n.value if _NAME.fullmatch(n.value) else quote(n.value)
+
+
+_on(a.Number)(lambda un, n: n.raw)
+_on(a.Constant)(lambda un, n: {True: "true", False: "false", None: "null"}[n.value])
+_on(a.Placeholder)(lambda un, n: "$" + n.name)
+_on(a.Entry)(lambda un, n: f"{name(n.key)}: {un(n.value)}")
+_on(a.ArrayValue)(lambda un, n: f"[{un.join(n.items)}]")
+_on(a.ObjectValue)(lambda un, n: f"<{un.join(n.entries)}>")
+_on(a.Duration)(lambda un, n: f"{n.amount}{n.unit}")
+_on(a.ToolName)(lambda un, n: name(n.name))
+_on(a.Comment)(lambda un, n: n.text)
+
+
+@_on(a.Regex)
+def _regex(un: _Unparser, n: a.Regex) -> str:
+    # A `/` not already escaped would end the regex early: escape it.
+    pattern = re.sub(r"(?<!\\)((?:\\\\)*)/", r"\1\\/", n.pattern)
+    return f"/{pattern}/{n.flags}"
+
+
+# -------------------------------------------------------------- patterns --
+
+_on(a.EqualsPattern)(lambda un, n: un(n.value) + _case(n.ignore_case))
+_on(a.WithinPattern)(lambda un, n: f"{un(n.value)} within {un(n.tolerance)}")
+_on(a.KeyPattern)(lambda un, n: f"{name(n.key)}: {un(n.pattern)}")
+_on(a.ObjectPattern)(lambda un, n: f"<{un.join(n.entries)}>")
+_on(a.ArrayPattern)(lambda un, n: f"[{un.join(n.items)}]")
+_on(a.AnyPattern)(lambda un, n: "any")
+_on(a.AbsentPattern)(lambda un, n: "absent")
+_on(a.ContainsPattern)(lambda un, n: "contains " + un(n.pattern))
+_on(a.StartsWithPattern)(lambda un, n: f"starts with {un(n.text)}{_case(n.ignore_case)}")
+_on(a.EndsWithPattern)(lambda un, n: f"ends with {un(n.text)}{_case(n.ignore_case)}")
+_on(a.MatchesPattern)(lambda un, n: "matches " + un(n.regex))
+_on(a.OneOfPattern, a.OneOfType)(lambda un, n: f"one of [{un.join(n.values)}]")
+_on(a.ComparePattern)(lambda un, n: f"{n.op} {un(n.value)}")
+_on(a.BetweenPattern)(lambda un, n: f"between {un(n.low)} and {un(n.high)}")
+_on(a.PatternNegation)(lambda un, n: "not " + un(n.pattern))
+_on(a.PatternAnd)(lambda un, n: un.join(n.patterns, " and "))
+_on(a.PatternOr)(lambda un, n: un.join(n.patterns, " or "))
+
+
+# ------------------------------------------------------------ predicates --
+
+
+@_on(a.Count)
+def _count(un: _Unparser, n: a.Count) -> str:
+    if n.form in ("once", "twice"):
+        return n.form
+    if n.form == "times":
+        return f"{un(n.n)} times"
+    if n.form == "between":
+        return f"between {un(n.n)} and {un(n.m)} times"
+    return f"{n.form} {un(n.n)} times"
+
+
+@_on(a.Step)
+def _step(un: _Unparser, n: a.Step) -> str:
+    return ("any tool" if n.tool is None else un(n.tool)) + un.opt(" with ", n.args)
+
+
+_on(a.Called)(lambda un, n: f"called {un(n.tool)}{un.opt(' with ', n.args)}{un.opt(' ', n.count)}")
+_on(a.CalledAny)(lambda un, n: "called any tool" + un.opt(" ", n.count))
+_on(a.CalledSequence)(lambda un, n: f"called {un.join(n.steps, ' then ')}{un.opt(' ', n.count)}")
+_on(a.CallsAre)(lambda un, n: "calls are " + un.join(n.steps, " then "))
+_on(a.OnlyCalled)(lambda un, n: "only called " + un.join(n.tools))
+_on(a.FirstCall)(lambda un, n: f"first call {un(n.tool)}{un.opt(' with ', n.args)}")
+_on(a.LastCall)(lambda un, n: f"last call {un(n.tool)}{un.opt(' with ', n.args)}")
+_on(a.EveryCall)(lambda un, n: f"every call {un(n.tool)} with {un(n.args)}")
+_on(a.NoToolCalls)(lambda un, n: "no tool calls")
+_on(a.NoError)(lambda un, n: "no error")
+_on(a.TextContains)(lambda un, n: f"final text contains {un(n.text)}{_case(n.ignore_case)}")
+_on(a.TextIs)(lambda un, n: f"final text is {un(n.text)}{_case(n.ignore_case)}")
+_on(a.TextEmpty)(lambda un, n: "final text is empty")
+_on(a.TextStartsWith)(lambda un, n: f"final text starts with {un(n.text)}{_case(n.ignore_case)}")
+_on(a.TextEndsWith)(lambda un, n: f"final text ends with {un(n.text)}{_case(n.ignore_case)}")
+_on(a.TextMatches)(lambda un, n: "final text matches " + un(n.regex))
+_on(a.NumberIs)(lambda un, n: f"final number is {un(n.value)}{un.opt(' within ', n.within)}")
+_on(a.NumberCompare)(lambda un, n: f"final number {n.op} {un(n.value)}")
+_on(a.NumberBetween)(lambda un, n: f"final number between {un(n.low)} and {un(n.high)}")
+_on(a.FinalJson)(lambda un, n: "final json " + un(n.pattern))
+_on(a.TokensAtMost)(lambda un, n: "tokens at most " + un(n.limit))
+_on(a.DurationAtMost)(lambda un, n: "duration at most " + un(n.limit))
+_on(a.Judge)(lambda un, n: f"judge {un(n.rubric)}{un.opt(' at least ', n.threshold)}")
+_on(a.CustomPredicate)(lambda un, n: f"{name(n.name)}({un.join(n.args)})")
+
+
+def _operand(un: _Unparser, node: Any, level: int) -> str:
+    """`node` as an operand of an operator at `level` (1 or, 2 and, 3 not)."""
+    text = un(node)
+    return f"({text})" if _PAREN_LEVEL.get(type(node), 9) <= level else text
+
+
+_on(a.Negation)(lambda un, n: "not " + _operand(un, n.expr, 2))
+_on(a.AndExpr)(lambda un, n: " and ".join(_operand(un, x, 2) for x in n.items))
+_on(a.OrExpr)(lambda un, n: " or ".join(_operand(un, x, 1) for x in n.items))
+_on(a.Fallback)(lambda un, n: f"else {un(n.expr)} for {un(n.credit)}")
+_on(a.Expectation)(lambda un, n: " ".join(expectation_parts(n, long_indent=un.long_indent)))
+
+
+# ------------------------------------------------------------ statements --
+
+_on(a.SuiteStmt)(lambda un, n: "suite " + un(n.name))
+_on(a.DescriptionStmt)(lambda un, n: "description " + un(n.text))
+_on(a.UseStmt)(lambda un, n: "use " + un(n.path))
+_on(a.TagsStmt)(lambda un, n: "tags " + un.join(n.tags))
+_on(a.RepeatStmt)(lambda un, n: "repeat " + un(n.count))
+_on(a.PassRateStmt)(lambda un, n: "pass rate at least " + un(n.rate))
+_on(a.TimeoutStmt)(lambda un, n: "timeout " + un(n.duration))
+_on(a.SystemStmt)(lambda un, n: "system " + un(n.text))
+_on(a.ModeStmt)(lambda un, n: "mode " + n.mode)
+_on(a.MaxTurnsStmt)(lambda un, n: "max turns " + un(n.count))
+_on(a.SkipStmt)(lambda un, n: "skip" + un.opt(" ", n.reason))
+_on(a.XfailStmt)(lambda un, n: "xfail" + un.opt(" ", n.reason))
+_on(a.CaseStmt, a.Case)(lambda un, n: "case " + un(n.name))
+_on(a.PromptStmt)(lambda un, n: "prompt " + un(n.text))
+_on(a.SetupStmt)(lambda un, n: "setup " + un(n.value))
+_on(a.ExpectStmt)(lambda un, n: "expect " + un(n.expectation))
+_on(a.TableRow)(lambda un, n: "| " + un.join(n.cells, " | ") + " |")
+_on(a.ExamplesStmt)(lambda un, n: "examples" + un.opt(" from ", n.source))
+_on(a.SimpleType)(lambda un, n: n.name)
+_on(a.ArrayType)(lambda un, n: "array" + un.opt(" of ", n.of))
+_on(a.ToolStmt, a.Tool)(lambda un, n: f"tool {un(n.name)}{un.opt(' ', n.description)}")
+_on(a.WhenStmt)(lambda un, n: f"when {un(n.args)} {n.action} {un(n.text)}")
+_on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}")
+
+
+@_on(a.ParamStmt)
+def _param(un: _Unparser, n: a.ParamStmt) -> str:
+    optional = "?" if n.optional else ""
+    return f"param {name(n.name)}{optional}: {un(n.type)}{un.opt(' ', n.description)}"
+
+
+@_on(a.Suite)
+def _suite(un: _Unparser, n: a.Suite) -> str:
+    from ._format import format_suite  # the formatter builds on this module
+
+    return format_suite(n.model_copy(update={"comments": ()}), "")
