@@ -1,9 +1,286 @@
-"""`evaldsl run` and `evaldsl baseline` (placeholder until the runner lands)."""
+"""`evaldsl run`: load suites, run them against an agent, report, persist.
+
+Argument handling and wiring only; the work is the library's (`load`,
+`select_cases`, `arun_suite`, `RecordWriter`, `format_report`).
+
+Records: ``--json FILE`` keeps one file; ``--out DIR`` adds a new
+``DIR/<model>_<YYYYmmdd-HHMMSS>.json`` per run (a name is never reused, so
+runs sharing a directory cannot clobber each other); ``--resume FILE``
+finishes FILE in place. Each is rewritten atomically as cases finish. Every
+run also leaves its record in ``.evaldsl/last.json`` under the current
+directory (as pytest keeps ``.pytest_cache``), which is what ``--lf``
+reads: the cases that failed or errored there run again. When that record
+is missing or has no failures, ``--lf`` runs every selected case, as
+pytest does.
+
+Exit codes (pytest's): 0 every case passed (skipped, xfailed and xpassed do
+not fail a run); 1 a case failed or errored; 2 interrupted (Ctrl-C; the
+finished cases stay on disk); 3 internal error; 4 usage error (bad option,
+an agent that cannot be imported or is not an agent, a .evl file that does
+not compile, an unreadable record); 5 no case selected.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import shlex
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 3, 4, 5
+LAST_RECORD = Path(".evaldsl") / "last.json"
+"""Where every run leaves its record for `--lf`, relative to the current directory."""
+
+_EPILOG = """\
+exit codes: 0 all passed; 1 a case failed or errored; 2 interrupted (finished
+cases are kept on disk; finish with --resume); 3 internal error; 4 usage or
+compile error; 5 no case selected."""
+
+
+class _Usage(Exception):
+    """A problem with what the user asked for: one line on stderr, exit 4."""
 
 
 def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    from .run._scheduler import DEFAULT_CONCURRENCY
+
+    p = sub.add_parser(
+        "run", help="run .evl suites against an agent",
+        description="Run .evl suites against an agent and report, like pytest.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".evl files or directories of them")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--agent", metavar="MODULE:ATTR",
+                     help="an agent object, class or function (the current directory is importable)")
+    who.add_argument("--harness", metavar="MODULE:ATTR",
+                     help="a harness (setup/run over a world, custom predicates) instead of an agent")
+    p.add_argument("-j", "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, metavar="N",
+                   help=f"runs in flight at once (default {DEFAULT_CONCURRENCY})")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failure or error")
+    p.add_argument("-k", dest="keyword", metavar="EXPR",
+                   help='select by case, suite or file name or tag: substrings, and/or/not, "quoted words"')
+    p.add_argument("-m", dest="markers", metavar="EXPR", help="select by tags: exact tags with and/or/not")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="keep cases with this tag (repeatable: any of them)")
+    p.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                   help=f"rerun only the cases that failed or errored in {LAST_RECORD}")
+    p.add_argument("--json", metavar="FILE", help="write the run record to FILE")
+    p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
+    p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
+    p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_run)
+
+    # ---- `evaldsl baseline`: registered here, implemented in _baseline.py (the baseline work) ----
+    from ._baseline import add_baseline_command
+
+    add_baseline_command(sub)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The `run` command; maps every outcome to its exit code."""
+    try:
+        return _run(args)
+    except _Usage as exc:
+        print(f"evaldsl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("evaldsl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:
+        print("evaldsl: internal error (please report it):", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .report._json import RecordWriter, record_stem
+    from .report._terminal import Progress, format_report, use_colour
+    from .run._api import flatten_cases, fill_meta
+    from .run._builder import ReportBuilder
+    from .run._record import RunMeta
+
+    subject = _subject(args)
+    suites = _load(args.paths, subject)
+    previous = _read(args.resume) if args.resume else None
+    flat = flatten_cases(suites)
+    last_failed = _last_failed() if args.last_failed else None
+    selected = _select(flat, args, last_failed)
+    if not selected:
+        print(f"evaldsl: no cases selected ({len(flat)} loaded, {len(flat)} deselected)", file=sys.stderr)
+        return EXIT_NO_TESTS
+    meta = RunMeta(command=shlex.join(["evaldsl", *sys.argv[1:]]))
+    if args.model_name:
+        meta.agent = args.model_name
+    if previous is not None and previous.meta.started_at is not None:
+        meta.started_at = previous.meta.started_at
+    selection = {"keyword": args.keyword, "markers": args.markers, "tags": args.tag or None,
+                 "last_failed": True if last_failed is not None else None}
+    meta = fill_meta(meta, subject, flat, args.concurrency, {k: v for k, v in selection.items() if v})
+    builder = ReportBuilder(flat, meta, previous)
+    todo = [c for c in selected if not builder.is_done(c)]
+    paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
+    stem = record_stem(meta.agent, builder.meta.started_at)  # type: ignore[arg-type]
+    writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
+    progress = Progress(len(todo), stream=_Null() if args.quiet else sys.stderr)
+    if previous is not None:
+        print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
+              f"{len(todo)} to run", file=sys.stderr)
+
+    def on_result(result: Any) -> None:
+        builder.add(result)
+        progress.update(result)
+        writer.touch()
+
+    started = time.monotonic()
+    writer.write()  # the record exists from the start, so --resume works even before a case ends
+    try:
+        report = asyncio.run(_drive(subject, todo, args, meta, on_result, progress, writer))
+    except KeyboardInterrupt:
+        progress.close()
+        partial = builder.build(complete=False)
+        _save(writer, partial)
+        kept = f"; finish it with --resume {writer.paths[0]}" if writer.paths else ""
+        note = f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}"
+        print(format_report(partial, colour=use_colour(sys.stdout),
+                            elapsed_s=time.monotonic() - started, note=note), end="")
+        print("evaldsl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    progress.close()
+    final = builder.build(complete=report.meta.complete)
+    _save(writer, final)
+    note = None if report.meta.complete else "stopped after the first failure (-x)"
+    print(format_report(final, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started,
+                        note=note), end="")
+    for path in writer.paths:
+        print(f"evaldsl: record written to {path}", file=sys.stderr)
+    return EXIT_OK if final.ok else EXIT_FAILED
+
+
+async def _drive(subject: Any, todo: list, args: argparse.Namespace, meta: Any,  # type: ignore[type-arg]
+                 on_result: Any, progress: Any, writer: Any) -> Any:
+    """Run the cases while refreshing the progress line and flushing the record."""
+    from .run._api import arun_suite
+
+    task = asyncio.ensure_future(arun_suite(
+        subject, todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
+        on_result=on_result, meta=meta,
+    ))
+    try:
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.2)
+            progress.tick()
+            writer.flush_if_due()
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run turns it into KeyboardInterrupt
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise
+    return task.result()
+
+
+def _save(writer: Any, report: Any) -> None:
+    """Write the record everywhere it goes, and the --lf cache (best effort)."""
+    from .report._json import write_atomic
+
+    writer.write(report)
+    try:
+        write_atomic(LAST_RECORD, report.model_dump_json(indent=2))
+    except OSError as exc:
+        print(f"evaldsl: warning: cannot write {LAST_RECORD}: {exc}", file=sys.stderr)
+
+
+def _subject(args: argparse.Namespace) -> Any:
+    from .run._protocols import agent_subject, harness_subject, import_object
+
+    spec = args.agent or args.harness
+    if not spec:
+        raise _Usage("give the agent to run: --agent MODULE:ATTR (or --harness MODULE:ATTR)")
+    option = "--agent" if args.agent else "--harness"
+    try:
+        obj = import_object(spec)
+        return agent_subject(obj) if args.agent else harness_subject(obj)
+    except (ImportError, TypeError) as exc:
+        raise _Usage(f"{option} {spec}: {exc}") from None
+
+
+def _load(paths: list[str], subject: Any) -> list[Any]:
+    from . import load
+    from .syntax._diagnostics import EvlError
+
+    predicates = subject.predicates if subject.kind == "harness" else None
+    suites: list[Any] = []
+    problems: list[EvlError] = []
+    for path in paths:
+        try:
+            suites.extend(load(path, predicates=predicates))
+        except EvlError as exc:
+            problems.append(exc)
+    if problems:
+        diagnostics = [d for p in problems for d in p.diagnostics]
+        sources = {k: v for p in problems for k, v in p.sources.items()}
+        raise _Usage("cannot run: the suites do not compile\n" + EvlError(diagnostics, sources).render())
+    return suites
+
+
+def _read(path: str) -> Any:
+    from .report._json import RecordError, read_record
+
+    try:
+        return read_record(path)
+    except RecordError as exc:
+        raise _Usage(str(exc)) from None
+
+
+def _last_failed() -> Any:
+    from .report._json import RecordError, read_record
+
+    if not LAST_RECORD.is_file():
+        print(f"evaldsl: --lf: no previous record in {LAST_RECORD}; running every selected case",
+              file=sys.stderr)
+        return None
+    try:
+        record = read_record(LAST_RECORD)
+    except RecordError as exc:
+        raise _Usage(f"--lf: {exc}") from None
+    if not record.failures():
+        print("evaldsl: --lf: no case failed last time; running every selected case", file=sys.stderr)
+        return None
+    return record
+
+
+def _select(flat: list[Any], args: argparse.Namespace, last_failed: Any) -> list[Any]:
+    from .run._select import SelectionError, select_cases
+
+    try:
+        return select_cases(flat, keyword=args.keyword, markers=args.markers, tags=args.tag,
+                            last_failed=last_failed)
+    except SelectionError as exc:
+        raise _Usage(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+class _Null:
+    """A stream that drops everything (for --quiet)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False

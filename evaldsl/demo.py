@@ -85,7 +85,7 @@ def _search(args: dict) -> str:
 
 
 def _send_email(args: dict) -> str:
-    return f"Email to {args['to']} queued for delivery (the demo sends nothing)."
+    return "Email queued for delivery."  # the demo sends nothing
 
 
 _TOOLS: dict[str, Callable[[dict], str]] = {

@@ -23,7 +23,7 @@ from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
 from ._patterns import compile_args_misses
-from ._values import label, show, shorten, to_number, tool_name
+from ._values import label, shorten, show, to_number, tool_name
 
 _HOLDS = Outcome(1.0)
 _LISTED = 5
@@ -141,7 +141,7 @@ def _count(node: a.Count) -> tuple[Callable[[int], bool], str]:
 
 def _whole(node: Any) -> int:
     value = to_number(node)
-    if value < 0 or value != int(value):
+    if value < 0 or (isinstance(value, float) and not value.is_integer()):
         raise CompileProblem(f"a count must be a whole number, 0 or more, not {show(value)}",
                              node, code="E213")
     return int(value)
@@ -237,7 +237,7 @@ def _calls_are(node: a.CallsAre) -> Check:
 
     def check(ctx: EvalContext) -> Outcome:
         calls = ctx.artifacts.tool_calls
-        for number, (step, call) in enumerate(zip(steps, calls), 1):
+        for number, (step, call) in enumerate(zip(steps, calls, strict=False), 1):
             if step.tool is not None and call.name != step.tool:
                 return Outcome(0.0, f"call {number} was {call.name}, expected {step.tool}; "
                                     f"{_names(calls)}")

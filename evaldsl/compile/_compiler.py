@@ -13,14 +13,14 @@ from typing import Any
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
-from ..syntax._parser import parse_with_diagnostics
+from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
 from ._examples import substitute, table_rows
 from ._expect import compile_expectation, lint, walk
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
-from ._values import to_text
+from ._values import to_python, to_text
 
 
 class _Session:
@@ -31,6 +31,7 @@ class _Session:
         self.diagnostics: list[Diagnostic] = []
         self.sources: dict[str, str] = {}
         self.libraries: dict[Path, list[tuple[CompiledTool, a.Span | None]]] = {}
+        self.may_have_templates = True
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         span = getattr(exc.node, "span", None) or getattr(fallback, "span", None)
@@ -67,9 +68,16 @@ def compile_suite(
     Raises:
         EvlError: with every error found (warnings ride along in `.diagnostics`).
     """
+    with gc_paused():
+        return _compile_source(source, filename, predicates, base_dir)
+
+
+def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
+                    base_dir: str | Path | None) -> CompiledSuite:
     session = _Session(predicates)
     if isinstance(source, str):
         session.sources[filename] = source
+        session.may_have_templates = "{{" in source
         suite, diags = parse_with_diagnostics(source, filename)
         session.diagnostics.extend(diags)
     else:
@@ -110,14 +118,14 @@ def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain
 
 def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools: dict[str, CompiledTool],
                  filename: str, *, from_suite: bool = False) -> CompiledExpectation:
-    node = substitute(stmt.expectation, row)
-    problems, warnings = lint(node, tools, session.predicates)
+    node = stmt.expectation if row is None else substitute(stmt.expectation, row)
+    problems, warnings, needs_judge = lint(node, tools, session.predicates)
     session.diagnostics.extend(warnings)
     for problem in problems[1:]:
         session.problem(problem, stmt)
     if problems:
         raise problems[0]
-    return compile_expectation(node, filename, from_suite=from_suite)
+    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge)
 
 
 def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite_expects: list,
@@ -140,7 +148,7 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     except CompileProblem as exc:
         session.problem(exc, case)
         return []
-    if not examples:
+    if not examples and session.may_have_templates:
         _warn_templates(session, case)
     out = []
     for row, blame in rows:
@@ -161,13 +169,11 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseS
     for stmt in case.body:
         try:
             if isinstance(stmt, SETTING_TYPES):
-                settings = apply(settings, substitute(stmt, row))
+                settings = apply(settings, _fill(stmt, row))
             elif isinstance(stmt, a.PromptStmt):
-                prompt = to_text(substitute(stmt.text, row))
+                prompt = to_text(_fill(stmt.text, row))
             elif isinstance(stmt, a.SetupStmt):
-                from ._values import to_python
-
-                setup = to_python(substitute(stmt.value, row))
+                setup = to_python(_fill(stmt.value, row))
             elif isinstance(stmt, a.ExpectStmt):
                 expects.append(_expectation(session, stmt, row, tools, filename))
         except CompileProblem as exc:
@@ -175,7 +181,7 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseS
             failed = True
     if row is not None:
         settings = apply_row_columns(settings, row)
-    name = to_text(substitute(case.name, row))
+    name = to_text(_fill(case.name, row))
     if failed:
         return None  # its problems are already reported
     line = case.span.line if case.span else 0
@@ -184,6 +190,10 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseS
                         tools=tuple(tools.values()))
 
 
+
+
+def _fill(node: Any, row: dict | None) -> Any:
+    return node if row is None else substitute(node, row)
 
 
 def _warn_templates(session: _Session, case: a.Case) -> None:

@@ -21,6 +21,8 @@ from ._errors import CompileProblem
 from ._model import Check, CompiledExpectation, EvalContext, Outcome
 from ._values import to_number
 
+walk = a.walk
+
 _CALLS = (a.Called, a.CalledAny, a.CalledSequence, a.CallsAre, a.OnlyCalled, a.FirstCall,
           a.LastCall, a.EveryCall, a.NoToolCalls)
 _FINAL = (a.TextContains, a.TextIs, a.TextEmpty, a.TextStartsWith, a.TextEndsWith, a.TextMatches,
@@ -82,7 +84,9 @@ def _any_of(checks: list[Check]) -> Check:
     return check
 
 
-def compile_expectation(node: a.Expectation, filename: str, *, from_suite: bool = False) -> CompiledExpectation:
+def compile_expectation(
+    node: a.Expectation, filename: str, *, from_suite: bool = False, needs_judge: bool | None = None
+) -> CompiledExpectation:
     """Compile one expectation with its fallbacks."""
     main = compile_expr(node.expr)
     fallbacks = []
@@ -105,54 +109,52 @@ def compile_expectation(node: a.Expectation, filename: str, *, from_suite: bool 
     line = node.span.line if node.span else 0
     return CompiledExpectation(
         label=unparse(node), file=filename, line=line, check=check,
-        needs_judge=any(isinstance(n, a.Judge) for n in walk(node)), from_suite=from_suite,
+        needs_judge=any(isinstance(n, a.Judge) for n in walk(node)) if needs_judge is None else needs_judge,
+        from_suite=from_suite,
     )
 
 
-def walk(node: Any) -> Iterator[Any]:
-    """Every AST node under `node`, itself included."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, tuple):
-            stack.extend(current)
-        elif isinstance(current, a.Node):
-            yield current
-            stack.extend(getattr(current, f) for f in type(current).model_fields if f not in ("span", "kind"))
+_WITH_ARGS = (a.Called, a.Step, a.FirstCall, a.LastCall, a.EveryCall)
 
 
 def lint(
     node: a.Expectation,
     tools: Mapping[str, Any],
     predicates: Mapping[str, Any] | None,
-) -> tuple[list[CompileProblem], list[Diagnostic]]:
-    """Suite-level checks of one (filled-in) expectation: errors and warnings."""
+) -> tuple[list[CompileProblem], list[Diagnostic], bool]:
+    """Suite-level checks of one (filled-in) expectation.
+
+    Returns its errors, its warnings, and whether it needs a judge (one walk does all three).
+    """
     problems: list[CompileProblem] = []
     warnings: list[Diagnostic] = []
+    needs_judge = False
     for n in walk(node):
-        if isinstance(n, a.CalledSequence) and n.count is not None:
+        if isinstance(n, a.Judge):
+            needs_judge = True
+        elif isinstance(n, a.CalledSequence) and n.count is not None:
             problems.append(CompileProblem(
                 "a count cannot follow a `then` chain", n.count, code="E204",
                 help="count each tool in its own expectation: expect called T twice"))
-        if isinstance(n, a.ToolName) and tools and n.name not in tools:
+        elif isinstance(n, a.ToolName) and tools and n.name not in tools:
             close = difflib.get_close_matches(n.name, list(tools), n=1)
             problems.append(CompileProblem(
                 f"no declared tool is called `{n.name}`", n, code="E218",
                 suggestion=close[0] if close else None,
                 help=f"declared tools: {', '.join(sorted(tools))}"))
-        if isinstance(n, a.CustomPredicate) and predicates is not None and n.name not in predicates:
+        elif isinstance(n, a.CustomPredicate) and predicates is not None and n.name not in predicates:
             close = difflib.get_close_matches(n.name, list(predicates), n=1)
             known = ", ".join(sorted(predicates)) or "(none registered)"
             problems.append(CompileProblem(
                 f"unknown predicate `{n.name}`", n, code="E209",
                 suggestion=close[0] if close else None, help=f"known predicates: {known}"))
-        warnings.extend(_param_warnings(n, tools))
-    return problems, warnings
+        elif tools and isinstance(n, _WITH_ARGS):
+            warnings.extend(_param_warnings(n, tools))
+    return problems, warnings, needs_judge
 
 
 def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]:
-    tool = getattr(node, "tool", None)
-    args = getattr(node, "args", None)
+    tool, args = node.tool, node.args
     if not isinstance(tool, a.ToolName) or not isinstance(args, a.ObjectPattern) or tool.name not in tools:
         return
     params = tools[tool.name].parameters.get("properties", {})

@@ -19,7 +19,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
-from ._values import is_number, show, shorten, to_number, to_python, to_text
+from ._values import is_number, shorten, show, to_number, to_python, to_text
 
 _HOLDS = Outcome(1.0)
 

@@ -27,8 +27,16 @@ from typing import Any, NamedTuple
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._values import (
-    casefold_equal, is_number, json_equal, label, show, shorten, to_number, to_python,
-    to_text, unfilled,
+    casefold_equal,
+    is_number,
+    json_equal,
+    label,
+    shorten,
+    show,
+    to_number,
+    to_python,
+    to_text,
+    unfilled,
 )
 
 Matcher = Callable[[Any], "str | None"]
@@ -162,6 +170,15 @@ def _miss(text: str) -> list[Miss]:
     return [Miss((), text)]
 
 
+def _expect(holds: Callable[[Any], bool], wanted: str) -> _Check:
+    """A leaf check: no miss when `holds(value)`, else `expected WANTED, got VALUE`."""
+
+    def check(value: Any) -> list[Miss]:
+        return [] if holds(value) else _miss(f"expected {wanted}, got {show(value)}")
+
+    return check
+
+
 def _prefixed(step: str | int, misses: list[Miss]) -> list[Miss]:
     return [Miss((step, *miss.path), miss.text) for miss in misses]
 
@@ -203,7 +220,7 @@ def _array(node: a.ArrayPattern) -> _Check:
         if len(value) != size:
             return _miss(f"expected {wanted}, got {len(value)}: {show(value)}")
         misses: list[Miss] = []
-        for index, (inner, item) in enumerate(zip(items, value)):
+        for index, (inner, item) in enumerate(zip(items, value, strict=True)):
             misses.extend(_prefixed(index, inner(item)))
         return misses
 
@@ -221,23 +238,13 @@ def _equals(node: a.EqualsPattern) -> _Check:
     expected = to_python(node.value)
     equal = casefold_equal if node.ignore_case else json_equal
     wanted = show(expected) + (" ignoring case" if node.ignore_case else "")
-
-    def check(value: Any) -> list[Miss]:
-        return [] if equal(value, expected) else _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: equal(value, expected), wanted)
 
 
 def _one_of(node: a.OneOfPattern) -> _Check:
     options = [to_python(value) for value in node.values]
-    wanted = show(options)
-
-    def check(value: Any) -> list[Miss]:
-        if any(json_equal(value, option) for option in options):
-            return []
-        return _miss(f"expected one of {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: any(json_equal(value, option) for option in options),
+                   f"one of {show(options)}")
 
 
 # --------------------------------------------------------------- strings --
@@ -282,26 +289,19 @@ def _affix(node: a.StartsWithPattern | a.EndsWithPattern) -> _Check:
     wanted = f"a string {verb} with {show(affix)}" + (" ignoring case" if fold else "")
     key = affix.casefold() if fold else affix
 
-    def check(value: Any) -> list[Miss]:
-        if isinstance(value, str):
-            text = value.casefold() if fold else value
-            if text.startswith(key) if starts else text.endswith(key):
-                return []
-        return _miss(f"expected {wanted}, got {show(value)}")
+    def holds(value: Any) -> bool:
+        if not isinstance(value, str):
+            return False
+        text = value.casefold() if fold else value
+        return text.startswith(key) if starts else text.endswith(key)
 
-    return check
+    return _expect(holds, wanted)
 
 
 def _matches(node: a.MatchesPattern) -> _Check:
     regex = compile_regex(node.regex)
     wanted = f"a string matching /{node.regex.pattern}/{node.regex.flags}"
-
-    def check(value: Any) -> list[Miss]:
-        if isinstance(value, str) and regex.search(value):
-            return []
-        return _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: isinstance(value, str) and bool(regex.search(value)), wanted)
 
 
 # --------------------------------------------------------------- numbers --
@@ -319,26 +319,14 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 def _compare(node: a.ComparePattern) -> _Check:
     bound = to_number(node.value)
     holds = COMPARE[node.op]
-    wanted = f"{node.op} {show(bound)}"
-
-    def check(value: Any) -> list[Miss]:
-        if is_number(value) and holds(value, bound):
-            return []
-        return _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: is_number(value) and holds(value, bound),
+                   f"{node.op} {show(bound)}")
 
 
 def _between(node: a.BetweenPattern) -> _Check:
     low, high = ordered_bounds(node)
-    wanted = f"between {show(low)} and {show(high)}"
-
-    def check(value: Any) -> list[Miss]:
-        if is_number(value) and low <= value <= high:
-            return []
-        return _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: is_number(value) and low <= value <= high,
+                   f"between {show(low)} and {show(high)}")
 
 
 def ordered_bounds(node: Any) -> tuple[int | float, int | float]:
@@ -359,14 +347,8 @@ def _within(node: a.WithinPattern) -> _Check:
     if tolerance < 0:
         raise CompileProblem("a `within` tolerance cannot be negative", node.tolerance,
                              code="E213")
-    wanted = f"{show(center)} within {show(tolerance)}"
-
-    def check(value: Any) -> list[Miss]:
-        if is_number(value) and abs(value - center) <= tolerance:
-            return []
-        return _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: is_number(value) and abs(value - center) <= tolerance,
+                   f"{show(center)} within {show(tolerance)}")
 
 
 # ----------------------------------------------------------- combinators --
@@ -374,12 +356,7 @@ def _within(node: a.WithinPattern) -> _Check:
 
 def _negation(node: a.PatternNegation) -> _Check:
     inner = _build(node.pattern)
-    wanted = f"not {describe(node.pattern)}"
-
-    def check(value: Any) -> list[Miss]:
-        return _miss(f"expected {wanted}, got {show(value)}") if not inner(value) else []
-
-    return check
+    return _expect(lambda value: bool(inner(value)), f"not {describe(node.pattern)}")
 
 
 def _and(node: a.PatternAnd) -> _Check:
@@ -389,14 +366,7 @@ def _and(node: a.PatternAnd) -> _Check:
 
 def _or(node: a.PatternOr) -> _Check:
     parts = [_build(part) for part in node.patterns]
-    wanted = describe(node)
-
-    def check(value: Any) -> list[Miss]:
-        if any(not part(value) for part in parts):
-            return []
-        return _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
+    return _expect(lambda value: any(not part(value) for part in parts), describe(node))
 
 
 _FACTORIES: dict[type, Callable[[Any], _Check]] = {

@@ -24,7 +24,7 @@ from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
 from ._patterns import COMPARE, compile_pattern, compile_regex, ordered_bounds
-from ._values import show, shorten, to_number, to_text
+from ._values import shorten, show, to_number, to_text
 
 _NUMBER = re.compile(r"(?<![\w.])-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 _FENCE = re.compile(r"```([A-Za-z0-9_+.\-]*)(.*?)```", re.DOTALL)
@@ -38,12 +38,10 @@ def last_number(text: str) -> int | float | None:
     Commas are thousands separators and are removed: `-1,024.50` is -1024.5.
     A number without a decimal part is an int.
     """
-    found = None
-    for found in _NUMBER.finditer(text):
-        pass
-    if found is None:
+    matches = _NUMBER.findall(text)
+    if not matches:
         return None
-    digits = found.group().replace(",", "")
+    digits = matches[-1].replace(",", "")
     return float(digits) if "." in digits else int(digits)
 
 
@@ -56,7 +54,7 @@ def extract_json(text: str) -> tuple[bool, Any]:
     and fail, as does one whose content does not parse.
     """
     try:
-        return True, json.loads(text.strip())
+        return True, _strict_json(text.strip())
     except ValueError:
         pass
     blocks = [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() == "json"]
@@ -65,9 +63,19 @@ def extract_json(text: str) -> tuple[bool, Any]:
     if len(blocks) > 1:
         return False, f"final text holds {len(blocks)} ```json blocks, expected exactly one"
     try:
-        return True, json.loads(blocks[0])
+        return True, _strict_json(blocks[0])
     except ValueError as err:
-        return False, f"the ```json block is not valid JSON ({err}): {shorten(blocks[0].strip(), 80)}"
+        shown = shorten(blocks[0].strip(), 80)
+        return False, f"the ```json block is not valid JSON ({err}): {shown}"
+
+
+def _strict_json(text: str) -> Any:
+    """`json.loads` without Python's extensions: NaN and Infinity are not JSON."""
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(word: str) -> Any:
+    raise ValueError(f"{word} is not JSON")
 
 
 def compile_final(node: Any) -> Check:

@@ -13,7 +13,11 @@ call, whether each is async, the custom predicates and a display name.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
+import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -156,15 +160,96 @@ def resolve_harness(obj: Any) -> Harness:
 
 def agent_subject(agent: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
     """The scheduler's view of an agent (resolved first)."""
+    if isinstance(agent, Subject):
+        return agent
     agent = resolve_agent(agent)
     return Subject("agent", display_name(agent), agent.run, None, dict(predicates or {}))
 
 
 def harness_subject(harness: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
     """The scheduler's view of a harness (resolved first); extra predicates win."""
+    if isinstance(harness, Subject):
+        return harness
     harness = resolve_harness(harness)
-    merged = {**dict(getattr(harness, "predicates", None) or {}), **dict(predicates or {})}
+    merged = {**dict(predicates_of(harness)), **dict(predicates or {})}
     return Subject("harness", display_name(harness), harness.run, harness.setup, merged)
+
+
+def subject_for(obj: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
+    """An agent or a harness, told apart by shape: a harness has ``setup`` and a
+    ``run`` that takes a world as well as the instruction."""
+    if isinstance(obj, Subject):
+        return obj
+    obj = _instantiate(obj, "agent")
+    setup, run = getattr(obj, "setup", None), getattr(obj, "run", None)
+    if callable(setup) and callable(run):
+        try:
+            sig = inspect.signature(run)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None and _binds(sig, ("instruction", "world")) and not _binds(sig, ("instruction",)):
+            return harness_subject(obj, predicates)
+    return agent_subject(obj, predicates)
+
+
+def import_object(spec: str) -> Any:
+    """Import ``module:attr`` (``attr`` may be dotted; ``path/to/file.py:attr`` works too).
+
+    The current directory is importable, as with ``python -m``.
+
+    Raises:
+        ImportError: with one line saying what could not be found and why.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ImportError(f"{spec!r} is not of the form module:attr (e.g. my_agent:agent)")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        if module_name.endswith(".py"):
+            module = _import_file(module_name)
+        else:
+            module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ImportError(f"cannot import {module_name!r}: {exc}") from None
+    except Exception as exc:  # the module itself failed while importing
+        raise ImportError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ImportError(f"module {module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+def _import_file(path: str) -> Any:
+    if not os.path.isfile(path):
+        raise ImportError(f"no such file: {path}")
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def predicates_of(obj: Any) -> Mapping[str, PredicateFn]:
+    """The custom predicates a harness (object or class) registers; empty when none.
+
+    A class attribute is read without making an instance, so `evaldsl check
+    --harness` does not run the harness's constructor when it need not.
+    """
+    preds = getattr(obj, "predicates", None)
+    if isinstance(obj, type) and not isinstance(preds, Mapping):
+        preds = getattr(_instantiate(obj, "harness"), "predicates", None)
+    if preds is None:
+        return {}
+    if not isinstance(preds, Mapping) or not all(callable(f) for f in preds.values()):
+        raise TypeError(f"{_describe(obj)}.predicates must be a mapping of name -> function")
+    return preds
 
 
 def display_name(obj: Any) -> str:
@@ -183,7 +268,7 @@ def _instantiate(obj: Any, what: str) -> Any:
         return obj()
     except Exception as exc:
         raise TypeError(
-            f"cannot make a {what} from class {obj.__qualname__}: calling it with no "
+            f"cannot make {'an' if what[0] in 'aeiou' else 'a'} {what} from class {obj.__qualname__}: calling it with no "
             f"arguments raised {type(exc).__name__}: {exc}"
         ) from exc
 

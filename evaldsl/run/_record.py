@@ -5,7 +5,7 @@
 dashboards read only this. It carries ``schema_version`` from the first
 release so that a reader can tell an old record from a new one.
 
-How the numbers are defined (also in docs/running.md):
+How the numbers are defined:
 
 - A *run* is one call of the agent; a case with ``repeat N`` has N runs.
 - A run's *score* is the product of its expectations' credits, 0 for an
@@ -41,7 +41,7 @@ STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "skipped", "xfailed
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class ErrorInfo(_Model):

@@ -74,7 +74,7 @@ def _tokenize(text: str, option: str) -> list[_Tok]:
             if text[pos:].strip() == "":
                 break
             raise SelectionError(f"{option} {text!r}: unclosed quote at column {pos + 1}")
-        column = m.start(m.lastgroup or 0) + 1
+        column = m.start() + len(m.group()) - len(m.group().lstrip()) + 1
         if m.lastgroup in ("lparen", "rparen"):
             tokens.append(_Tok("(" if m.lastgroup == "lparen" else ")", m.group(), column))
         elif m.lastgroup in ("dq", "sq"):

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..compile._model import CompiledCase
 from ._record import CaseResult, Interval, RunResult, Status, Summary
 
 Z_95 = 1.959963984540054
 """The standard normal quantile for a two-sided 95% interval."""
+
+if TYPE_CHECKING:  # only a type: reports can use this module without the compiler
+    from ..compile._model import CompiledCase
 
 _EPSILON = 1e-9
 

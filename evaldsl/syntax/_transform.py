@@ -1,7 +1,7 @@
 """Lark parse tree -> AST statements.
 
 One method per grammar rule, named like the rule and the AST class it
-builds (DESIGN rule 2). Nodes are built with `model_construct`: the grammar
+builds (DESIGN rule 2). Nodes are built with `_ast.make` (no validation): the grammar
 already guarantees their shape, so validating again would only cost time.
 Problems found while decoding tokens (a bad escape in a string) are
 collected in `diagnostics` instead of raised, so one parse reports them all.
@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, Tree
 
 from . import _ast as a
 from ._diagnostics import Diagnostic, error, warning
@@ -38,30 +38,45 @@ def _escape_quotes(body: str) -> str:
     return _ESCAPE_OR_QUOTE.sub(lambda m: '\\"' if m.group() == '"' else m.group(), body)
 
 
-@v_args(meta=True)
-class ToAst(Transformer):  # type: ignore[type-arg]
-    """Builds AST statements; one instance per parse (it knows the file name)."""
+class ToAst:
+    """Builds AST statements; one instance per parse (it knows the file name).
+
+    `transform` walks the tree bottom-up with an explicit stack (no
+    recursion, however deep the input) and calls the method named like
+    each rule with the rule's position info and its transformed children.
+    """
 
     def __init__(self, filename: str) -> None:
-        super().__init__(visit_tokens=False)
         self.filename = filename
         self.diagnostics: list[Diagnostic] = []
 
+    def transform(self, root: Tree) -> Any:
+        order, stack = [], [root]
+        while stack:
+            tree = stack.pop()
+            order.append(tree)
+            stack.extend(c for c in tree.children if isinstance(c, Tree))
+        done: dict[int, Any] = {}
+        methods: dict[str, Any] = {}
+        for tree in reversed(order):
+            method = methods.get(tree.data)
+            if method is None:
+                method = methods[tree.data] = getattr(self, tree.data)
+            children = [done.pop(id(c)) if isinstance(c, Tree) else c for c in tree.children]
+            done[id(tree)] = method(tree.meta, children)
+        return done[id(root)]
+
     # ---- helpers ------------------------------------------------------------
     def _span(self, meta: Any) -> a.Span:
-        return a.Span.model_construct(
-            file=self.filename, line=meta.line, column=meta.column,
-            end_line=meta.end_line, end_column=meta.end_column,
-        )
+        return a.make(a.Span, file=self.filename, line=meta.line, column=meta.column,
+                      end_line=meta.end_line, end_column=meta.end_column)
 
     def _tok_span(self, tok: Token) -> a.Span:
-        return a.Span.model_construct(
-            file=self.filename, line=tok.line, column=tok.column,
-            end_line=tok.end_line, end_column=tok.end_column,
-        )
+        return a.make(a.Span, file=self.filename, line=tok.line, column=tok.column,
+                      end_line=tok.end_line, end_column=tok.end_column)
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
-        return cls.model_construct(span=self._span(meta), **fields)
+        return a.make(cls, span=self._span(meta), **fields)
 
     def _decode(self, tok: Token) -> str:
         text = str(tok)
@@ -77,7 +92,7 @@ class ToAst(Transformer):  # type: ignore[type-arg]
             return text.strip('"')
 
     def string_token(self, tok: Token) -> a.String:
-        return a.String.model_construct(
+        return a.make(a.String, 
             span=self._tok_span(tok), value=self._decode(tok), long=tok.type == "LONG_STRING"
         )
 
@@ -90,19 +105,19 @@ class ToAst(Transformer):  # type: ignore[type-arg]
         if kind in ("STRING", "LONG_STRING"):
             return self.string_token(tok)
         if kind == "PLACEHOLDER":
-            return a.Placeholder.model_construct(span=span, name=str(tok)[1:])
+            return a.make(a.Placeholder, span=span, name=str(tok)[1:])
         if kind == "NUMBER":
             raw = str(tok)
             value: int | float = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
-            return a.Number.model_construct(span=span, value=value, raw=raw)
+            return a.make(a.Number, span=span, value=value, raw=raw)
         if kind in ("TRUE", "FALSE", "NULL"):
-            return a.Constant.model_construct(span=span, value={"TRUE": True, "FALSE": False}.get(kind))
+            return a.make(a.Constant, span=span, value={"TRUE": True, "FALSE": False}.get(kind))
         if str(tok) in _SUSPICIOUS_WORDS:
             self.diagnostics.append(warning(
                 "W301", f"bare word `{tok}` is the string \"{tok}\" here", span,
                 help=f"write `{_SUSPICIOUS_WORDS[str(tok)]}` for the literal, or quote it",
             ))
-        return a.Word.model_construct(span=span, value=str(tok))
+        return a.make(a.Word, span=span, value=str(tok))
 
     def name_of(self, tok: Token) -> str:
         return self._decode(tok) if tok.type == "STRING" else str(tok)
@@ -127,7 +142,7 @@ class ToAst(Transformer):  # type: ignore[type-arg]
         tok = c[0]
         if tok.type == "PLACEHOLDER":
             return self.token_value(tok)
-        return a.ToolName.model_construct(span=self._tok_span(tok), name=self.name_of(tok))
+        return a.make(a.ToolName, span=self._tok_span(tok), name=self.name_of(tok))
 
     def ignoring_case(self, meta: Any, c: list) -> bool:
         return True
@@ -207,12 +222,12 @@ class ToAst(Transformer):  # type: ignore[type-arg]
     def _regex(self, tok: Token) -> a.Regex:
         text = str(tok)
         end = text.rindex("/")
-        return a.Regex.model_construct(span=self._tok_span(tok), pattern=text[1:end], flags=text[end + 1:])
+        return a.make(a.Regex, span=self._tok_span(tok), pattern=text[1:end], flags=text[end + 1:])
 
     def _duration(self, tok: Token) -> a.Duration:
         m = re.fullmatch(r"(\d+)(ms|s|m|h)", str(tok))
         assert m is not None
-        return a.Duration.model_construct(span=self._tok_span(tok), amount=int(m[1]), unit=m[2])
+        return a.make(a.Duration, span=self._tok_span(tok), amount=int(m[1]), unit=m[2])
 
     # ---- expressions --------------------------------------------------------
     def expectation(self, meta: Any, c: list) -> a.Expectation:

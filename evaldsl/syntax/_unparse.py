@@ -123,11 +123,11 @@ def long_block(value: str, indent: int) -> str:
     """
     lines = value.split("\n")
     solid = [ln for ln in lines if ln.strip()]
-    escape_lead = bool(solid) and all(ln[0] in " \t" for ln in solid)
+    lead = solid[0] if solid and all(ln[0] in " \t" for ln in solid) else None
     pad = " " * indent
     out = ['"""']
     for line in lines:
-        body = _long_line(line, escape_lead and line is solid[0])
+        body = _long_line(line, line == lead)
         out.append(pad + body if body else "")
     out.append(pad + '"""')
     return "\n".join(out)
@@ -141,8 +141,8 @@ def _long_line(line: str, escape_lead: bool) -> str:
     body = _LONG_CHAR.sub(lambda m: _long_escape(m.group()), line)
     if escape_lead:
         body = _u_escape(body[0]) + body[1:]
-    if line[-1].isspace() and line[-1] not in "\t\r\f\x0b\x1c\x1d\x1e\x1f\x85":
-        body = body[:-1] + _u_escape(line[-1])
+    if body[-1].isspace():
+        body = body[:-1] + _u_escape(body[-1])
     return body
 
 

@@ -1,0 +1,225 @@
+"""What a person sees: progress on stderr, then a summary on stdout.
+
+Progress goes to stderr so that stdout carries only the report (and can be
+piped). On a terminal it is one live line, redrawn in place: a bar, the
+counts so far and the elapsed time; elsewhere (CI logs, pipes) it is one
+plain line per finished case, since carriage returns make logs unreadable.
+No dependency is needed for either: ANSI "erase line" is enough.
+
+The summary follows pytest: a table (one row per suite, and the totals),
+the statistics, a "short summary" spelling out every failed expectation
+with its detail and ``file:line``, and a final count line. Colour is used
+only on a terminal and never when ``NO_COLOR`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from typing import TextIO
+
+from ..run._record import CaseResult, EvalReport
+from ..run._stats import summarize
+
+_LABELS = {
+    "passed": "PASSED", "failed": "FAILED", "error": "ERROR",
+    "skipped": "SKIPPED", "xfailed": "XFAIL", "xpassed": "XPASS",
+}
+_COLOURS = {"passed": "32", "failed": "31", "error": "31", "skipped": "33", "xfailed": "33", "xpassed": "33"}
+_ORDER = ("failed", "passed", "skipped", "xfailed", "xpassed", "error")
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour when the stream is a terminal and ``NO_COLOR`` is not set."""
+    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+class Progress:
+    """Reports finished cases on stderr: a live line on a terminal, plain lines otherwise.
+
+    Args:
+        total: how many cases will finish.
+        stream: where to write (stderr).
+        live: force the live line on or off (default: when ``stream`` is a terminal).
+    """
+
+    def __init__(self, total: int, *, stream: TextIO | None = None, live: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        is_tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.live = is_tty if live is None else live
+        self.total = total
+        self.counts: Counter[str] = Counter()
+        self.start = time.monotonic()
+        self._drawn = False
+
+    @property
+    def done(self) -> int:
+        return sum(self.counts.values())
+
+    def update(self, result: CaseResult) -> None:
+        """Count a finished case and show it."""
+        self.counts[result.status] += 1
+        if self.live:
+            self._draw()
+        else:
+            latency = f" ({_secs(result.latency_s)})" if result.latency_s is not None else ""
+            print(f"{_LABELS[result.status]:<7} {result.id}{latency}", file=self.stream, flush=True)
+
+    def tick(self) -> None:
+        """Refresh the elapsed time of the live line (call it every fraction of a second)."""
+        if self.live:
+            self._draw()
+
+    def close(self) -> None:
+        """Erase the live line, so the summary starts on a clean line."""
+        if self.live and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False
+
+    def _draw(self) -> None:
+        width = max(20, shutil.get_terminal_size((80, 20)).columns - 1)
+        counts = "  ".join(f"{n} {status}" for status in _ORDER if (n := self.counts[status]))
+        tail = f" {self.done}/{self.total}  {counts}  {time.monotonic() - self.start:.1f}s"
+        bar_width = max(10, min(40, width - len(tail) - 2))
+        filled = bar_width * self.done // self.total if self.total else bar_width
+        line = f"[{'#' * filled}{'-' * (bar_width - filled)}]{tail}"
+        self.stream.write("\r" + line[:width] + "\x1b[K")
+        self.stream.flush()
+        self._drawn = True
+
+
+def format_report(
+    report: EvalReport, *, colour: bool = False, elapsed_s: float | None = None, note: str | None = None
+) -> str:
+    """The human summary of a report: table, statistics, failures, count line."""
+    parts = [_table(report), _statistics(report)]
+    failures = [c for c in report.cases if c.status in ("failed", "error")]
+    if failures:
+        parts.append(_rule("short summary", colour, "31"))
+        parts.append("\n".join(_describe_failure(c, colour) for c in failures))
+    if note:
+        parts.append(note)
+    parts.append(_final_line(report, colour, elapsed_s))
+    return "\n".join(parts) + "\n"
+
+
+def _table(report: EvalReport) -> str:
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for case in report.cases:
+        groups.setdefault((case.suite, case.file), []).append(case)
+    header = [
+        "suite", "file", "cases", "passed", "failed", "errors", "skipped", "xfailed", "xpassed",
+        "accuracy", "score", "p50",
+    ]
+    rows = [_row(suite, file, cases) for (suite, file), cases in groups.items()]
+    if len(groups) != 1:
+        rows.append(_row("total", "", report.cases))
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for row in [header, *rows]:
+        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _row(suite: str, file: str, cases: list[CaseResult]) -> list[str]:
+    s = summarize(cases)
+    return [
+        suite, file, str(s.total), str(s.passed), str(s.failed), str(s.errors), str(s.skipped),
+        str(s.xfailed), str(s.xpassed),
+        _pct(s.accuracy), _num(s.average_score), _secs(s.latency_p50_s),
+    ]
+
+
+def _statistics(report: EvalReport) -> str:
+    s = report.summary
+    ran = s.total - s.skipped
+    lines = [
+        f"accuracy {_pct(s.accuracy)} ({s.passed + s.xpassed}/{ran} cases that ran)"
+        f"   average score {_num(s.average_score)}   runs {s.runs}",
+        f"latency mean {_secs(s.latency_mean_s)}  p50 {_secs(s.latency_p50_s)}  p95 {_secs(s.latency_p95_s)}"
+        + (f"   tokens {s.tokens_total:,} total, {s.tokens_mean:,.1f} mean" if s.tokens_total is not None else ""),
+    ]
+    return "\n" + "\n".join(lines)
+
+
+def _describe_failure(case: CaseResult, colour: bool) -> str:
+    label = _paint(_LABELS[case.status], _COLOURS[case.status], colour)
+    head = f"{label} {case.file}:{case.line} {case.suite}::{case.name}"
+    n = len(case.runs)
+    if n > 1:
+        passed = sum(r.passed for r in case.runs)
+        head += f"  ({passed}/{n} runs passed, needed {case.required_pass_rate:.0%})"
+    lines = [head]
+    errors = Counter((r.error.type, r.error.message) for r in case.runs if r.error is not None)
+    for (etype, message), count in errors.items():
+        times = f" [{count} of {n} runs]" if n > 1 else ""
+        lines.append(f"  error: {etype}: {_indent(message)}{times}")
+    for label_, where, detail, count in _failed_expectations(case):
+        times = f" [failed in {count} of {n} runs]" if n > 1 else ""
+        lines.append(f"  x expect {label_}  ({where}){times}")
+        if detail:
+            lines.append(f"      {_indent(detail, 6)}")
+    return "\n".join(lines)
+
+
+def _failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
+    """Each failing expectation once: label, file:line, its first detail, how many runs it failed."""
+    seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+    for run in case.runs:
+        for e in run.expectations:
+            if e.passed:
+                continue
+            key = (e.label, f"{e.file}:{e.line}")
+            if key in seen:
+                seen[key][1] += 1
+            else:
+                seen[key] = [e.detail, 1]
+    return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
+
+
+def _final_line(report: EvalReport, colour: bool, elapsed_s: float | None) -> str:
+    s = report.summary
+    counts = [
+        (s.failed, "failed"), (s.passed, "passed"), (s.skipped, "skipped"),
+        (s.xfailed, "xfailed"), (s.xpassed, "xpassed"), (s.errors, "error" if s.errors == 1 else "errors"),
+    ]
+    text = ", ".join(f"{n} {word}" for n, word in counts if n) or "no cases ran"
+    if elapsed_s is not None:
+        text += f" in {elapsed_s:.2f}s"
+    code = "31" if s.failed or s.errors else ("33" if not s.passed and not s.xpassed else "32")
+    return _rule(text, colour, code)
+
+
+def _rule(text: str, colour: bool, code: str) -> str:
+    width = min(100, max(40, shutil.get_terminal_size((80, 20)).columns))
+    side = max(3, (width - len(text) - 2) // 2)
+    return _paint(f"{'=' * side} {text} {'=' * side}", code, colour)
+
+
+def _indent(text: str, by: int = 4) -> str:
+    return text.replace("\n", "\n" + " " * by)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _secs(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 0.01:
+        return f"{value * 1000:.2f}ms"
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.2f}s"

@@ -1,0 +1,200 @@
+"""The runner's front door: `run_suite`, `run_eval`, `run_case` and their async forms.
+
+`cases` may be a `CompiledSuite`, a `CompiledCase`, or any iterable of
+either (e.g. what `evaldsl.load` returns); suites are flattened in order.
+The sync functions run their own event loop; called from inside a running
+loop (a notebook, an async test), they run it on a separate thread rather
+than fail.
+
+Options shared by every function (keyword-only):
+
+- ``concurrency`` (8): runs in flight at once (see `_scheduler`).
+- ``exitfirst``: stop after the first case that fails or errors.
+- ``keyword``, ``markers``, ``tags``, ``last_failed``: selection (see `select_cases`).
+- ``previous``: a record to resume: its cases are kept, only the missing ones run.
+- ``judge``: the function `judge "..."` expectations call.
+- ``predicates``: custom predicates, name -> ``fn(artifacts, world, **kwargs)``.
+- ``on_result``: called with each `CaseResult` as it finishes (in finishing order).
+- ``meta``: a `RunMeta` to start from (agent name, command line, ...);
+  version, times, suites and git commit are filled in when not set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar, Union
+
+from ..compile._model import CompiledCase, CompiledSuite, JudgeFn, PredicateFn
+from ._builder import ReportBuilder, git_commit, suite_files
+from ._protocols import Subject, agent_subject, harness_subject, subject_for
+from ._record import CaseResult, EvalReport, RunMeta
+from ._scheduler import DEFAULT_CONCURRENCY, OnResult, schedule
+from ._select import select_cases
+
+CasesLike = Union[CompiledSuite, CompiledCase, Iterable[Union[CompiledSuite, CompiledCase]]]
+T = TypeVar("T")
+
+
+def flatten_cases(cases: CasesLike) -> list[CompiledCase]:
+    """The cases of suites and/or cases, in order."""
+    if isinstance(cases, (CompiledSuite, CompiledCase)):
+        cases = [cases]
+    flat: list[CompiledCase] = []
+    for item in cases:
+        if isinstance(item, CompiledSuite):
+            flat.extend(item.cases)
+        elif isinstance(item, CompiledCase):
+            flat.append(item)
+        else:
+            raise TypeError(f"expected CompiledSuite or CompiledCase, got {type(item).__name__}")
+    return flat
+
+
+async def arun_suite(
+    agent: Any, cases: CasesLike, *, predicates: Mapping[str, PredicateFn] | None = None, **opts: Any
+) -> EvalReport:
+    """Run cases against an agent; the async form of `run_suite`.
+
+    Args:
+        agent: an object with ``run(instruction)`` (sync or async), a class
+            making one with no arguments, or a function ``(instruction) ->
+            RunArtifacts``. A dict of RunArtifacts fields is accepted as a return value.
+        cases: suites and/or cases.
+        predicates: custom predicates available to the expectations.
+        **opts: the options listed in this module's docstring.
+    """
+    return await _arun(agent_subject(agent, predicates), cases, **opts)
+
+
+async def arun_eval(
+    harness: Any, cases: CasesLike, *, predicates: Mapping[str, PredicateFn] | None = None, **opts: Any
+) -> EvalReport:
+    """Run cases against a harness (setup a world, run, check); the async form of `run_eval`.
+
+    Args:
+        harness: an object (or a class making one) with ``setup(value)`` and
+            ``run(instruction, world)``; its ``predicates`` mapping, if any,
+            is merged with ``predicates`` (which win).
+        cases: suites and/or cases.
+        **opts: the options listed in this module's docstring.
+    """
+    return await _arun(harness_subject(harness, predicates), cases, **opts)
+
+
+def run_suite(agent: Any, cases: CasesLike, **opts: Any) -> EvalReport:
+    """Run cases against an agent and return the `EvalReport` (see `arun_suite`)."""
+    return _sync(arun_suite(agent, cases, **opts))
+
+
+def run_eval(harness: Any, cases: CasesLike, **opts: Any) -> EvalReport:
+    """Run cases against a harness and return the `EvalReport` (see `arun_eval`)."""
+    return _sync(arun_eval(harness, cases, **opts))
+
+
+async def arun_case(
+    agent: Any,
+    case: CompiledCase,
+    *,
+    judge: JudgeFn | None = None,
+    predicates: Mapping[str, PredicateFn] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> CaseResult:
+    """Run one case (all its repeats) against an agent or a harness (told apart by shape)."""
+    subject = subject_for(agent, predicates)
+    results, _ = await schedule(subject, [case], concurrency=concurrency, judge=judge)
+    result = results[0]
+    assert result is not None
+    return result
+
+
+def run_case(agent: Any, case: CompiledCase, **opts: Any) -> CaseResult:
+    """Run one case and return its `CaseResult` (see `arun_case`); the pytest plugin's entry."""
+    return _sync(arun_case(agent, case, **opts))
+
+
+async def _arun(
+    subject: Subject,
+    cases: CasesLike,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    exitfirst: bool = False,
+    keyword: str | None = None,
+    markers: str | None = None,
+    tags: Sequence[str] = (),
+    last_failed: EvalReport | None = None,
+    previous: EvalReport | None = None,
+    judge: JudgeFn | None = None,
+    on_result: OnResult | None = None,
+    meta: RunMeta | None = None,
+) -> EvalReport:
+    flat = flatten_cases(cases)
+    selected = select_cases(flat, keyword=keyword, markers=markers, tags=tags, last_failed=last_failed)
+    selection = {"keyword": keyword, "markers": markers, "tags": list(tags) or None}
+    selection["last_failed"] = True if last_failed is not None else None
+    meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v})
+    if previous is not None and previous.meta.started_at is not None and "started_at" not in meta.model_fields_set:
+        meta.started_at = previous.meta.started_at
+    builder = ReportBuilder(flat, meta, previous)
+    todo = [c for c in selected if not builder.is_done(c)]
+
+    def on_case(result: CaseResult) -> None:
+        builder.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    _, stopped = await schedule(
+        subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge, on_result=on_case
+    )
+    return builder.build(complete=not stopped)
+
+
+def fill_meta(
+    meta: RunMeta | None,
+    subject: Subject,
+    cases: Sequence[CompiledCase],
+    concurrency: int,
+    selection: dict[str, Any],
+) -> RunMeta:
+    """``meta`` with every field the caller did not set filled in from the run."""
+    from .. import __version__
+
+    given = meta.model_fields_set if meta is not None else set()
+    out = meta.model_copy() if meta is not None else RunMeta()
+    files = suite_files(cases)
+    defaults: dict[str, Any] = {
+        "evaldsl_version": __version__,
+        "agent": subject.name,
+        "backend": subject.kind,
+        "suites": files,
+        "git_commit": git_commit(files[0]) if files and Path(files[0]).exists() else None,
+        "concurrency": concurrency,
+        "selection": selection,
+    }
+    for name, value in defaults.items():
+        if name not in given:
+            setattr(out, name, value)
+    return out
+
+
+def _sync(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised on the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="evaldsl-run")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]

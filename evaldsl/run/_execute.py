@@ -1,0 +1,263 @@
+"""One run of one case: call the agent under a timeout, then score it.
+
+Everything that can go wrong in a run stays in that run: an exception from
+the agent, a timeout, a return value that is not artifacts, an expectation
+that cannot be evaluated (an unreadable judge reply, an unknown custom
+predicate). Each becomes the run's `ErrorInfo` (type, message, traceback);
+nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`.
+
+Timeouts: an async agent is cancelled; a sync agent runs on a daemon thread
+that Python cannot stop, so it is abandoned and the run moves on. The
+timeout bounds the harness's `setup` and `run` together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..artifacts import RunArtifacts
+from ..compile._model import CompiledCase, CompiledExpectation, EvalContext, JudgeFn, Outcome, PredicateFn
+from ._protocols import Subject
+from ._record import ErrorInfo, ExpectationResult, RunResult
+from ._threads import DaemonPool
+
+
+class RunTimeout(TimeoutError):
+    """A run (or a judge) did not finish within the case's timeout."""
+
+
+class NoJudge(RuntimeError):
+    """A `judge` expectation ran with no judge configured."""
+
+
+async def execute_run(
+    subject: Subject,
+    case: CompiledCase,
+    index: int,
+    *,
+    pool: DaemonPool,
+    judge: JudgeFn | None = None,
+    predicates: Mapping[str, PredicateFn] | None = None,
+) -> RunResult:
+    """Run ``case`` once against ``subject`` and score it; never raises but cancellation."""
+    timeout = case.settings.timeout_s
+    start = time.perf_counter()
+    try:
+        raw, world, latency = await bounded(_invoke(subject, case, pool), timeout)
+    except RunTimeout:
+        how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
+        message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
+        return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
+    except (Exception, SystemExit) as exc:
+        return _error_run(index, time.perf_counter() - start, error_info(exc))
+    artifacts, problem = coerce_artifacts(raw)
+    if artifacts is None:
+        return _error_run(index, latency, problem)
+    if artifacts.duration_s is None:
+        artifacts = artifacts.model_copy(update={"duration_s": latency})
+    ctx = EvalContext(
+        artifacts=artifacts,
+        prompt=case.prompt,
+        world=world,
+        duration_s=latency,
+        judge=judge,
+        predicates=predicates if predicates is not None else subject.predicates,
+    )
+    results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout)
+    error = ErrorInfo(type="AgentError", message=artifacts.error) if artifacts.error else eval_error
+    score = 0.0 if error else _product(r.credit for r in results)
+    return RunResult(
+        index=index,
+        passed=error is None and all(r.passed for r in results),
+        score=score,
+        latency_s=latency,
+        error=error,
+        expectations=results,
+        artifacts=artifacts,
+    )
+
+
+async def evaluate(
+    expectations: tuple[CompiledExpectation, ...],
+    ctx: EvalContext,
+    *,
+    pool: DaemonPool,
+    timeout: float,
+) -> tuple[list[ExpectationResult], ErrorInfo | None]:
+    """Evaluate every expectation; the first one that raises makes the run an error.
+
+    Judge expectations run on a worker thread (a blocking HTTP judge must not
+    stall the other runs), each bounded by the case's timeout.
+    """
+    results: list[ExpectationResult] = []
+    first_error: ErrorInfo | None = None
+    for exp in expectations:
+        try:
+            if exp.needs_judge:
+                if ctx.judge is None:
+                    raise NoJudge("this expectation needs a judge, and none was configured")
+                outcome = _as_outcome(await bounded(pool.submit(exp, ctx), timeout, what="judge"))
+            else:
+                outcome = _as_outcome(exp(ctx))
+        except (Exception, SystemExit) as exc:
+            info = error_info(exc)
+            info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
+            first_error = first_error or info
+            detail = f"could not be evaluated: {type(exc).__name__}: {exc}"
+            results.append(_expectation(exp, 0.0, detail))
+            continue
+        results.append(_expectation(exp, outcome.credit, outcome.detail))
+    return results, first_error
+
+
+async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "agent") -> Any:
+    """Await ``awaitable`` for at most ``timeout`` seconds, else raise `RunTimeout`.
+
+    Unlike `asyncio.wait_for`, this never waits for the abandoned work to
+    acknowledge its cancellation: an agent that swallows `CancelledError`
+    cannot hang the run.
+    """
+    loop = asyncio.get_running_loop()
+    inner = asyncio.ensure_future(awaitable)
+    waiter = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    inner.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake)
+    try:
+        await waiter
+    except asyncio.CancelledError:
+        inner.cancel()
+        raise
+    finally:
+        timer.cancel()
+    if inner.done():
+        return inner.result()
+    inner.remove_done_callback(wake)
+    inner.cancel()
+    inner.add_done_callback(_swallow)
+    raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}")
+
+
+def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None]:
+    """Accept `RunArtifacts` or a dict of its fields; anything else is an error naming the type."""
+    if isinstance(raw, RunArtifacts):
+        return raw, None
+    if isinstance(raw, dict):
+        try:
+            return RunArtifacts.model_validate(raw), None
+        except ValidationError as exc:
+            message = f"the agent returned a dict that is not valid RunArtifacts: {_short(exc)}"
+            return None, ErrorInfo(type="TypeError", message=message)
+    shown = "None" if raw is None else type(raw).__qualname__
+    message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
+    return None, ErrorInfo(type="TypeError", message=message)
+
+
+def error_info(exc: BaseException) -> ErrorInfo:
+    """An exception as a record entry: its type, message and traceback."""
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc), traceback=tb)
+
+
+async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool) -> tuple[Any, Any, float]:
+    """Call the agent (or harness setup + run); returns (raw result, world, run seconds)."""
+    if subject.setup is None:
+        if subject.run_is_async:
+            return await _timed_async(subject.run, case.prompt)
+        raw, latency = await pool.submit(_timed, subject.run, case.prompt)
+        raw, latency = await _settle(raw, latency)
+        return raw, None, latency
+    if not subject.run_is_async and not subject.setup_is_async:
+        # One thread call for both, so a world tied to its thread (sqlite) still works.
+        raw, world, latency = await pool.submit(_sync_harness, subject, case)
+        raw, latency = await _settle(raw, latency)
+        return raw, world, latency
+    world = await _call(subject.setup, pool, case.setup)
+    raw, _, latency = await _timed_async(_call, subject.run, pool, case.prompt, world)
+    return raw, world, latency
+
+
+async def _timed_async(fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[Any, None, float]:
+    start = time.perf_counter()
+    raw = await fn(*args)
+    return raw, None, time.perf_counter() - start
+
+
+def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    raw = fn(*args)
+    return raw, time.perf_counter() - start
+
+
+def _sync_harness(subject: Subject, case: CompiledCase) -> tuple[Any, Any, float]:
+    assert subject.setup is not None
+    world = subject.setup(case.setup)
+    raw, latency = _timed(subject.run, case.prompt, world)
+    return raw, world, latency
+
+
+async def _settle(raw: Any, latency: float) -> tuple[Any, float]:
+    # A sync callable may hand back an awaitable (a partial of an async function).
+    if not inspect.isawaitable(raw):
+        return raw, latency
+    start = time.perf_counter()
+    raw = await raw
+    return raw, latency + time.perf_counter() - start
+
+
+async def _call(fn: Callable[..., Any], pool: DaemonPool, *args: Any) -> Any:
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    value = await pool.submit(fn, *args)
+    return await value if inspect.isawaitable(value) else value
+
+
+def _as_outcome(value: Any) -> Outcome:
+    if isinstance(value, Outcome):
+        return value
+    if isinstance(value, bool):
+        return Outcome(1.0 if value else 0.0)
+    raise TypeError(f"an expectation returned {type(value).__name__}, not an Outcome")
+
+
+def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
+    return ExpectationResult(
+        label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
+    )
+
+
+def _error_run(index: int, latency: float, error: ErrorInfo | None) -> RunResult:
+    return RunResult(index=index, passed=False, score=0.0, latency_s=latency, error=error)
+
+
+def _product(values: Any) -> float:
+    result = 1.0
+    for v in values:
+        result *= v
+    return result
+
+
+def _swallow(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()  # mark retrieved: an abandoned run's late failure is not news
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+def _short(exc: ValidationError) -> str:
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()[:3]]
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")

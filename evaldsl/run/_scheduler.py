@@ -1,0 +1,133 @@
+"""The asyncio scheduler: every run of every case, with bounded concurrency.
+
+The unit of work is one run (a case with ``repeat 5`` is five units), so the
+repeats of a slow case spread over the workers like any other work. A fixed
+set of worker coroutines pulls units in file and case order; when the last
+run of a case finishes, its `CaseResult` is built and handed to
+``on_result`` at once, whatever order cases finish in. Results are returned
+in case order.
+
+Why a default of 8 runs in flight: agent runs are dominated by waiting on a
+model API, so a few in flight hide most of the latency, while 8 stays under
+the per-minute request limits of the common hosted APIs' entry tiers and
+does not swamp a local model server; each sync agent in flight also holds a
+thread. Raise it with ``-j`` for fast or local backends.
+
+`-x` (exitfirst): after the first case that fails or errors, no new run
+starts, runs in flight are cancelled (async) or abandoned (sync), and the
+cases they belonged to are left out of the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from ..compile._model import CompiledCase, JudgeFn, PredicateFn
+from ._execute import execute_run
+from ._protocols import Subject
+from ._record import CaseResult, RunResult
+from ._stats import case_result
+from ._threads import DaemonPool
+
+DEFAULT_CONCURRENCY = 8
+"""Runs in flight at once unless told otherwise (see the module docstring)."""
+
+OnResult = Callable[[CaseResult], None]
+
+
+class _Stop(Exception):
+    """Raised by a worker when `-x` should stop the run."""
+
+
+class _Slot:
+    __slots__ = ("case", "runs", "left")
+
+    def __init__(self, case: CompiledCase) -> None:
+        self.case = case
+        self.runs: list[RunResult | None] = [None] * max(1, case.settings.repeat)
+        self.left = len(self.runs)
+
+
+async def schedule(
+    subject: Subject,
+    cases: Sequence[CompiledCase],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    exitfirst: bool = False,
+    judge: JudgeFn | None = None,
+    predicates: Mapping[str, PredicateFn] | None = None,
+    on_result: OnResult | None = None,
+    pool: DaemonPool | None = None,
+) -> tuple[list[CaseResult | None], bool]:
+    """Run every case; returns (results aligned with ``cases``, stopped early by -x).
+
+    A result is None for a case that `-x` kept from finishing. Cancelling
+    the calling task (Ctrl-C) cancels every run in flight and propagates.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    pool = pool or DaemonPool()
+    results: list[CaseResult | None] = [None] * len(cases)
+    slots: dict[int, _Slot] = {}
+
+    def finish(index: int, result: CaseResult) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(result)
+        if exitfirst and result.status in ("failed", "error"):
+            raise _Stop
+
+    for i, case in enumerate(cases):
+        if case.settings.skip is not None:
+            finish(i, case_result(case, ()))
+        else:
+            slots[i] = _Slot(case)
+
+    def units() -> Iterator[tuple[int, int]]:
+        for i, slot in slots.items():
+            for r in range(len(slot.runs)):
+                yield i, r
+
+    todo = units()
+
+    async def worker() -> None:
+        for i, r in todo:  # one shared iterator: each unit is taken once
+            slot = slots[i]
+            run = await execute_run(subject, slot.case, r, pool=pool, judge=judge, predicates=predicates)
+            slot.runs[r] = run
+            slot.left -= 1
+            if slot.left == 0:
+                finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
+
+    total_units = sum(len(s.runs) for s in slots.values())
+    stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
+    return results, stopped
+
+
+async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
+    """Run the workers; returns True when one stopped the run (-x). Other errors propagate."""
+    if not coros:
+        return False
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except asyncio.CancelledError:
+        await _cancel(tasks)
+        raise
+    await _cancel(list(pending))
+    stopped = False
+    for task in done:
+        exc = None if task.cancelled() else task.exception()
+        if isinstance(exc, _Stop):
+            stopped = True
+        elif exc is not None:
+            raise exc
+    return stopped
+
+
+async def _cancel(tasks: list[asyncio.Future]) -> None:
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,358 @@
+"""`evaldsl run` end to end: real subprocesses, a tiny agent module written to tmp_path.
+
+Covers every exit code (0, 1, 2, 3, 4, 5), the record on disk (incremental,
+atomic, unique under --out, resumable after Ctrl-C), --lf, -x, -k, the
+harness path, and faults: bad agents, wrong return types, hung agents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+AGENT = '''
+import os, time
+from evaldsl import RunArtifacts
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def agent(prompt):
+    with open(os.path.join(HERE, "prompts.log"), "a") as fh:
+        fh.write(prompt + "\\n")
+    if prompt == "block" and os.environ.get("E2E_BLOCK"):
+        open(os.path.join(HERE, "blocking"), "w").close()
+        time.sleep(600)
+    if prompt == "hang":
+        time.sleep(600)
+    if prompt == "boom":
+        raise RuntimeError("kaput")
+    if prompt == "int":
+        return 42
+    return RunArtifacts(final_text=prompt, tokens=len(prompt))
+
+not_an_agent = 42
+
+class Shop:
+    predicates = {"stock_is": lambda artifacts, world, item, count: world[item] == count}
+
+    def setup(self, value):
+        return dict(value)
+
+    def run(self, instruction, world):
+        world["apples"] -= 1
+        return RunArtifacts(final_text="sold")
+'''
+
+BASIC = '''
+suite "Demo"
+
+case "passes"
+  prompt "hello world"
+  expect final text contains "hello"
+
+case "fails"
+  prompt "goodbye"
+  expect final text contains "hello"
+'''
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    write(tmp_path / "e2e_agent.py", AGENT)
+    write(tmp_path / "basic.evl", BASIC)
+    return tmp_path
+
+
+def evaldsl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evaldsl", "run", *args], cwd=cwd, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
+
+
+def popen(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "evaldsl", "run", *args], cwd=cwd, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
+
+
+def record(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def prompts(work: Path) -> list[str]:
+    log = work / "prompts.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+AGENT_SPEC = ("--agent", "e2e_agent:agent")
+
+
+# ---- exit codes 0 and 1, the report and the record -----------------------------------
+
+
+def test_passing_run_exits_0_and_writes_the_record(work: Path) -> None:
+    write(work / "ok.evl", 'case "passes"\n  prompt "hello"\n  expect final text is "hello"\n')
+    proc = evaldsl(work, "ok.evl", *AGENT_SPEC, "--json", "out/r.json")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 passed" in proc.stdout and "PASSED  ok.evl::passes" in proc.stderr
+    data = record(work / "out" / "r.json")
+    assert data["schema_version"] == 1 and data["meta"]["complete"] is True
+    assert data["meta"]["agent"] == "agent" and data["meta"]["backend"] == "agent"
+    assert data["meta"]["command"].startswith("evaldsl run ok.evl --agent e2e_agent:agent")
+    assert data["summary"]["tokens_total"] == 5
+    assert record(work / ".evaldsl" / "last.json") == data
+
+
+def test_a_failure_exits_1_and_is_spelled_out(work: Path) -> None:
+    proc = evaldsl(work, "basic.evl", *AGENT_SPEC)
+    assert proc.returncode == 1
+    assert "FAILED basic.evl:7 Demo::fails" in proc.stdout
+    assert 'x expect final text contains "hello"  (basic.evl:9)' in proc.stdout
+    assert "1 failed, 1 passed" in proc.stdout.splitlines()[-1]
+
+
+def test_skip_xfail_and_xpass_do_not_fail_the_run(work: Path) -> None:
+    write(work / "marks.evl", '''
+        case "known bug"
+          xfail "not fixed yet"
+          prompt "goodbye"
+          expect final text contains "hello"
+
+        case "fixed already"
+          xfail
+          prompt "hello"
+          expect final text contains "hello"
+
+        case "later"
+          skip "too slow"
+          prompt "hello"
+          expect final text contains "hello"
+        ''')
+    proc = evaldsl(work, "marks.evl", *AGENT_SPEC, "--json", "r.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [c["status"] for c in record(work / "r.json")["cases"]] == ["xfailed", "xpassed", "skipped"]
+    assert prompts(work) == ["goodbye", "hello"]
+
+
+def test_agent_faults_are_errors_of_their_case_and_a_hung_agent_times_out(work: Path) -> None:
+    write(work / "faults.evl", '''
+        timeout 300ms
+
+        case "raises"
+          prompt "boom"
+          expect no error
+
+        case "wrong type"
+          prompt "int"
+          expect no error
+
+        case "hangs"
+          prompt "hang"
+          expect no error
+
+        case "still runs"
+          prompt "fine"
+          expect final text is "fine"
+        ''')
+    proc = evaldsl(work, "faults.evl", *AGENT_SPEC, "--json", "r.json")
+    assert proc.returncode == 1
+    cases = record(work / "r.json")["cases"]
+    assert [c["status"] for c in cases] == ["error", "error", "error", "passed"]
+    errors = [c["runs"][0]["error"] for c in cases[:3]]
+    assert errors[0]["type"] == "RuntimeError" and errors[0]["message"] == "kaput"
+    assert "in agent" in errors[0]["traceback"]
+    assert "returned int, not RunArtifacts" in errors[1]["message"]
+    assert errors[2]["type"] == "TimeoutError" and "0.3s" in errors[2]["message"]
+    assert "error: RuntimeError: kaput" in proc.stdout
+
+
+def test_repeat_and_pass_rate_reach_the_record(work: Path) -> None:
+    write(work / "rep.evl", '''
+        case "steady"
+          repeat 3
+          pass rate at least 0.5
+          prompt "hello"
+          expect final text is "hello"
+        ''')
+    proc = evaldsl(work, "rep.evl", *AGENT_SPEC, "--json", "r.json")
+    assert proc.returncode == 0
+    case = record(work / "r.json")["cases"][0]
+    assert (case["pass_rate"], case["repeat"], len(case["runs"]), case["required_pass_rate"]) == (1.0, 3, 3, 0.5)
+    assert case["wilson_95"]["low"] == pytest.approx(0.4385, abs=1e-3)
+
+
+# ---- exit code 4: usage and compile errors -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no_such_module_xyz:agent", "cannot import 'no_such_module_xyz'"),
+        ("e2e_agent:missing", "has no attribute 'missing'"),
+        ("e2e_agent:not_an_agent", "int object is not an agent"),
+        ("e2e_agent", "not of the form module:attr"),
+        ("e2e_agent:Shop", "must accept (instruction) (it takes a world: pass it as a harness"),
+    ],
+)
+def test_a_bad_agent_is_one_clear_line_and_exit_4(work: Path, spec: str, message: str) -> None:
+    proc = evaldsl(work, "basic.evl", "--agent", spec)
+    assert proc.returncode == 4
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"evaldsl: --agent {spec}: ")
+    assert message in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_usage_errors_exit_4(work: Path) -> None:
+    assert evaldsl(work, "basic.evl").returncode == 4  # no agent
+    bad_k = evaldsl(work, "basic.evl", *AGENT_SPEC, "-k", "passes and")
+    assert bad_k.returncode == 4 and "expected a word" in bad_k.stderr
+    assert evaldsl(work, "basic.evl", *AGENT_SPEC, "-j", "0").returncode == 4
+    missing = evaldsl(work, "basic.evl", *AGENT_SPEC, "--resume", "nope.json")
+    assert missing.returncode == 4 and "cannot read record nope.json" in missing.stderr
+
+
+def test_a_suite_that_does_not_compile_exits_4_with_the_framed_error(work: Path) -> None:
+    write(work / "bad.evl", 'case "typo"\n  prompt "x"\n  expect caled search\n')
+    proc = evaldsl(work, "bad.evl", *AGENT_SPEC)
+    assert proc.returncode == 4
+    assert "error[" in proc.stderr and "bad.evl:3" in proc.stderr and "Traceback" not in proc.stderr
+    assert prompts(work) == []
+
+
+# ---- exit code 5, selection, --lf and -x ---------------------------------------------------
+
+
+def test_nothing_selected_exits_5(work: Path) -> None:
+    proc = evaldsl(work, "basic.evl", *AGENT_SPEC, "-k", "nomatch")
+    assert proc.returncode == 5 and "no cases selected" in proc.stderr
+    assert evaldsl(work, "basic.evl", *AGENT_SPEC, "--tag", "nothing").returncode == 5
+
+
+def test_k_selects_and_lf_reruns_only_the_failures(work: Path) -> None:
+    assert evaldsl(work, "basic.evl", *AGENT_SPEC, "-k", "pass").returncode == 0
+    assert prompts(work) == ["hello world"]
+    assert evaldsl(work, "basic.evl", *AGENT_SPEC).returncode == 1
+    (work / "prompts.log").unlink()
+    proc = evaldsl(work, "basic.evl", *AGENT_SPEC, "--lf", "--json", "r.json")
+    assert proc.returncode == 1
+    assert prompts(work) == ["goodbye"]
+    assert record(work / "r.json")["meta"]["selection"] == {"last_failed": True}
+
+
+def test_exitfirst_stops_and_marks_the_record_incomplete(work: Path) -> None:
+    write(work / "three.evl", BASIC + '\ncase "after"\n  prompt "hello again"\n  expect final text contains "hello"\n')
+    proc = evaldsl(work, "three.evl", *AGENT_SPEC, "-x", "-j", "1", "--json", "r.json")
+    assert proc.returncode == 1 and "stopped after the first failure (-x)" in proc.stdout
+    data = record(work / "r.json")
+    assert [c["name"] for c in data["cases"]] == ["passes", "fails"] and data["meta"]["complete"] is False
+    assert "hello again" not in prompts(work)
+
+
+# ---- records on disk: --out, Ctrl-C, --resume ------------------------------------------------
+
+
+def test_two_runs_writing_the_same_out_dir_never_clobber_each_other(work: Path) -> None:
+    procs = [popen(work, "basic.evl", *AGENT_SPEC, "--out", "results", "--model-name", "my model") for _ in range(3)]
+    for proc in procs:
+        proc.communicate(timeout=120)
+        assert proc.returncode == 1
+    files = sorted((work / "results").iterdir())
+    assert len(files) == 3 and all(f.name.startswith("my_model_") and f.suffix == ".json" for f in files)
+    for f in files:
+        data = record(f)
+        assert data["meta"]["complete"] is True and data["meta"]["agent"] == "my model"
+        assert len(data["cases"]) == 2
+
+
+def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_record(work: Path) -> None:
+    write(work / "long.evl", '''
+        case "first"
+          prompt "one"
+          expect final text is "one"
+
+        case "second"
+          prompt "two"
+          expect final text is "two"
+
+        case "blocks"
+          prompt "block"
+          expect final text is "block"
+
+        case "last"
+          prompt "three"
+          expect final text is "three"
+        ''')
+    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", "--json", "rec.json", env={"E2E_BLOCK": "1"})
+    deadline = time.monotonic() + 60
+    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert (work / "blocking").exists(), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert "interrupted: 2 case(s) finished and kept; finish it with --resume rec.json" in out
+    data = record(work / "rec.json")
+    assert [c["name"] for c in data["cases"]] == ["first", "second"] and data["meta"]["complete"] is False
+    assert not [p for p in work.iterdir() if p.name.endswith(".tmp")]
+
+    (work / "prompts.log").unlink()
+    resumed = evaldsl(work, "long.evl", *AGENT_SPEC, "--resume", "rec.json")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert prompts(work) == ["block", "three"]
+    data = record(work / "rec.json")
+    assert [c["name"] for c in data["cases"]] == ["first", "second", "blocks", "last"]
+    assert data["meta"]["complete"] is True and data["summary"]["passed"] == 4
+
+
+# ---- the harness path ------------------------------------------------------------------------
+
+
+def test_harness_with_a_custom_predicate(work: Path) -> None:
+    write(work / "shop.evl", '''
+        case "sells one apple"
+          prompt "sell an apple"
+          setup <apples: 3>
+          expect stock_is(item: apples, count: 2)
+        ''')
+    proc = evaldsl(work, "shop.evl", "--harness", "e2e_agent:Shop", "--json", "r.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert record(work / "r.json")["meta"]["backend"] == "harness"
+    write(work / "unknown.evl", 'case "x"\n  prompt "p"\n  expect stock_iz(item: apples, count: 2)\n')
+    proc = evaldsl(work, "unknown.evl", "--harness", "e2e_agent:Shop")
+    assert proc.returncode == 4 and "stock_iz" in proc.stderr
+
+
+# ---- exit code 3 (in process: an internal failure cannot be provoked from outside) -----------
+
+
+def test_an_internal_error_exits_3_with_its_traceback(
+    work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaldsl import cli
+    from evaldsl.report import _terminal
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("a bug in the report")
+
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(_terminal, "format_report", broken)
+    code = cli.main(["run", "basic.evl", *AGENT_SPEC, "-q"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "internal error" in err and "RuntimeError: a bug in the report" in err

@@ -1,0 +1,122 @@
+"""The terminal report: progress lines and bar, the summary, failures spelled out."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from evaldsl.artifacts import RunArtifacts
+from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
+from evaldsl.report._terminal import Progress, format_report, use_colour
+from evaldsl.run._api import run_suite
+from evaldsl.run._record import EvalReport
+from evaldsl.run._scripted import ScriptedAgent
+
+
+def number_is(n: int, line: int) -> CompiledExpectation:
+    def check(ctx):  # type: ignore[no-untyped-def]
+        ok = ctx.artifacts.final_text == str(n)
+        return Outcome(1.0 if ok else 0.0, None if ok else f"expected the last number to be {n}, got {ctx.artifacts.final_text}")
+
+    return CompiledExpectation(label=f"final number is {n}", file="suites/math.evl", line=line, check=check)
+
+
+def case(name: str, prompt: str, *exps: CompiledExpectation, suite: str = "Math", file: str = "suites/math.evl",
+         **settings: object) -> CompiledCase:
+    return CompiledCase(suite=suite, name=name, file=file, line=10, prompt=prompt,
+                        settings=CaseSettings(**settings), expectations=exps)  # type: ignore[arg-type]
+
+
+def report() -> EvalReport:
+    flaky = iter(["4", "5", "5"])
+    agent = ScriptedAgent({
+        "two": "4", "bad": "5", "boom": lambda p: (_ for _ in ()).throw(ConnectionError("refused")),
+        "flaky": lambda p: next(flaky), "hi": RunArtifacts(final_text="4", tokens=12),
+    })
+    return run_suite(agent, [
+        case("adds", "two", number_is(4, 12)),
+        case("wrong sum", "bad", number_is(4, 21), number_is(5, 22)),
+        case("crashes", "boom", number_is(4, 30)),
+        case("flaky", "flaky", number_is(4, 40), repeat=3, pass_rate=0.6),
+        case("skipped", "two", number_is(4, 50), skip="later"),
+        case("greets", "hi", number_is(4, 3), suite="Chat", file="suites/chat.evl", xfail=""),
+    ], concurrency=1)
+
+
+def test_summary_spells_out_failures_with_detail_and_location() -> None:
+    text = format_report(report(), elapsed_s=1.5)
+    assert "FAILED suites/math.evl:10 Math::wrong sum" in text
+    assert "x expect final number is 4  (suites/math.evl:21)" in text
+    assert "expected the last number to be 4, got 5" in text
+    assert "final number is 5" not in text  # the expectation that held is not listed
+    assert "ERROR suites/math.evl:10 Math::crashes" in text
+    assert "error: ConnectionError: refused" in text
+    assert "FAILED suites/math.evl:10 Math::flaky  (1/3 runs passed, needed 60%)" in text
+    assert "x expect final number is 4  (suites/math.evl:40) [failed in 2 of 3 runs]" in text
+    assert "Math::adds" not in text and "skipped" in text
+    last = text.rstrip().splitlines()[-1]
+    assert re.search(r"=+ 2 failed, 1 passed, 1 skipped, 1 xpassed, 1 error in 1\.50s =+", last)
+
+
+def test_table_has_a_row_per_suite_and_totals() -> None:
+    lines = format_report(report()).splitlines()
+    header = lines[0].split()
+    assert header[:3] == ["suite", "file", "cases"] and "accuracy" in header
+    rows = {line.split()[0]: line.split() for line in lines[1:4]}
+    assert rows["Math"][1:8] == ["suites/math.evl", "5", "1", "2", "1", "1", "0"]
+    assert rows["Chat"][2:10] == ["1", "0", "0", "0", "0", "0", "1", "100.0%"]
+    assert rows["total"][1] == "6"
+    text = "\n".join(lines)
+    assert "accuracy 40.0% (2/5 cases that ran)" in text
+    assert "tokens 12 total, 12.0 mean" in text
+
+
+def test_all_green_and_notes() -> None:
+    ok = run_suite(ScriptedAgent({"two": "4"}), [case("adds", "two", number_is(4, 1))])
+    text = format_report(ok, note="stopped after the first failure (-x)")
+    assert "short summary" not in text and "stopped after the first failure (-x)" in text
+    assert text.rstrip().endswith("=")
+    assert "1 passed" in text and "tokens" not in text
+    coloured = format_report(ok, colour=True)
+    assert "\x1b[32m" in coloured and "\x1b[" not in text
+
+
+def test_plain_progress_prints_one_line_per_case() -> None:
+    stream = io.StringIO()
+    progress = Progress(6, stream=stream)
+    for result in report().cases:
+        progress.update(result)
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 6 and "\r" not in stream.getvalue()
+    assert lines[0].startswith("PASSED  suites/math.evl::adds (")
+    assert lines[2].startswith("ERROR   suites/math.evl::crashes")
+    assert lines[4] == "SKIPPED suites/math.evl::skipped"
+    assert lines[5].startswith("XPASS   suites/chat.evl::greets")
+
+
+def test_live_progress_redraws_one_line_with_counts() -> None:
+    stream = io.StringIO()
+    progress = Progress(6, stream=stream, live=True)
+    for result in report().cases[:3]:
+        progress.update(result)
+    progress.tick()
+    out = stream.getvalue()
+    assert out.count("\r") == 4 and "\n" not in out
+    last = out.split("\r")[-1]
+    assert re.match(r"\[#{5,}-+\] 3/6  1 failed  1 passed  1 error  \d+\.\ds\x1b\[K$", last)
+    progress.close()
+    assert stream.getvalue().endswith("\r\x1b[K")
+
+
+def test_colour_only_on_a_terminal_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_colour(Tty()) and not use_colour(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_colour(Tty())

@@ -1,0 +1,156 @@
+"""The run record: its models, JSON round trip, atomic and incremental writing, unique names."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from evaldsl.artifacts import RunArtifacts
+from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
+from evaldsl.report._json import RecordError, RecordWriter, claim_unique, read_record, record_stem, write_atomic
+from evaldsl.run._api import run_suite
+from evaldsl.run._builder import ReportBuilder, git_commit
+from evaldsl.run._record import SCHEMA_VERSION, CaseResult, EvalReport, RunMeta
+from evaldsl.run._scripted import ScriptedAgent
+
+
+def case(name: str) -> CompiledCase:
+    check = CompiledExpectation(label='final text is "ok"', file="t.evl", line=2,
+                                check=lambda ctx: Outcome(1.0 if ctx.artifacts.final_text == "ok" else 0.0, "nope"))
+    return CompiledCase(suite="t", name=name, file="t.evl", line=1, prompt=name, settings=CaseSettings(),
+                        expectations=(check,))
+
+
+def sample() -> EvalReport:
+    agent = ScriptedAgent({"a": RunArtifacts(final_text="ok", tokens=5), "b": "no"})
+    return run_suite(agent, [case("a"), case("b")])
+
+
+def test_record_round_trips_through_json() -> None:
+    report = sample()
+    data = json.loads(report.model_dump_json())
+    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert set(data) == {"schema_version", "meta", "summary", "cases"}
+    run = data["cases"][1]["runs"][0]
+    assert set(run) == {"index", "passed", "score", "latency_s", "error", "expectations", "artifacts"}
+    assert run["expectations"][0] == {"label": 'final text is "ok"', "passed": False, "credit": 0.0,
+                                      "detail": "nope", "file": "t.evl", "line": 2}
+    assert EvalReport.model_validate_json(report.model_dump_json()) == report
+
+
+def test_every_record_field_is_documented() -> None:
+    schema = EvalReport.model_json_schema()
+    ours = {k: v for k, v in schema["$defs"].items() if k not in ("RunArtifacts", "ToolCall")}
+    missing = [f"{model}.{field}" for model, d in ours.items() for field, p in d["properties"].items()
+               if not p.get("description")]
+    missing += [f"EvalReport.{f}" for f, p in schema["properties"].items() if not p.get("description")]
+    assert missing == []
+
+
+def test_unknown_fields_are_rejected() -> None:
+    with pytest.raises(ValueError):
+        EvalReport.model_validate({"schema_version": 1, "surprise": True})
+
+
+def test_builder_keeps_case_order_and_resumed_cases() -> None:
+    cases = [case("a"), case("b"), case("c")]
+    old = EvalReport(cases=[CaseResult(suite="t", name=n, file=f, line=1, prompt=n, status="passed")
+                            for n, f in [("b", "t.evl"), ("gone", "old.evl")]])
+    builder = ReportBuilder(cases, RunMeta(agent="x"), previous=old)
+    assert [builder.is_done(c) for c in cases] == [False, True, False]
+    sample_case = sample().cases[0]
+    builder.add(sample_case.model_copy(update={"name": "c"}))
+    builder.add(sample_case)  # "a" arrives last but is listed first
+    report = builder.build(complete=False)
+    assert [c.name for c in report.cases] == ["a", "b", "c", "gone"]
+    assert report.summary.total == 4 and report.meta.complete is False and report.meta.agent == "x"
+
+
+def test_write_atomic_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "r.json"
+    write_atomic(target, "one")
+    write_atomic(target, "two")
+    assert target.read_text() == "two"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["r.json"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_claim_unique_never_overwrites(tmp_path: Path) -> None:
+    first = claim_unique(tmp_path, "m_20260101-000000", "1")
+    second = claim_unique(tmp_path, "m_20260101-000000", "2")
+    third = claim_unique(tmp_path, "m_20260101-000000", "3")
+    assert [first.name, second.name, third.name] == [
+        "m_20260101-000000.json", "m_20260101-000000_2.json", "m_20260101-000000_3.json"]
+    assert [p.read_text() for p in (first, second, third)] == ["1", "2", "3"]
+    assert len(list(tmp_path.iterdir())) == 3  # no temp files left
+
+
+def test_record_stem_is_safe() -> None:
+    when = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+    assert record_stem("gpt-4o mini/2024:08", when) == "gpt-4o_mini_2024_08_20260304-050607"
+    assert record_stem("../..", when) == "agent_20260304-050607"
+
+
+def test_writer_writes_every_target_and_claims_one_out_file(tmp_path: Path) -> None:
+    report = sample()
+    writer = RecordWriter(lambda: report, [tmp_path / "a.json"], out_dir=tmp_path / "out", stem="m_1")
+    writer.write()
+    writer.write()
+    assert writer.out_path == tmp_path / "out" / "m_1.json"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["m_1.json"]
+    for path in writer.paths:
+        assert read_record(path) == report
+
+
+def test_writer_throttles_but_never_loses_a_change(tmp_path: Path) -> None:
+    builds = []
+
+    def build() -> EvalReport:
+        builds.append(1)
+        return sample()
+
+    writer = RecordWriter(build, [tmp_path / "r.json"])
+    writer._last_cost = 3600.0  # pretend the last write was very slow
+    writer._last_end = 1e18
+    writer.touch()
+    assert builds == [] and not (tmp_path / "r.json").exists()  # throttled
+    writer._last_end = time.monotonic() - 36_001  # ten times the last write's cost ago
+    writer.flush_if_due()
+    assert builds == [1] and (tmp_path / "r.json").exists()
+    writer.flush_if_due()
+    assert builds == [1]  # nothing new to write
+
+
+def test_read_record_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match="cannot read record .*missing.json"):
+        read_record(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(RecordError, match="bad.json is not an evaldsl run record"):
+        read_record(bad)
+    bad.write_text('{"cases": [{"name": 3}]}')
+    with pytest.raises(RecordError, match="cases.0"):
+        read_record(bad)
+
+
+def test_git_commit_reads_refs_and_packed_refs(tmp_path: Path) -> None:
+    git = tmp_path / "repo" / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text("a" * 40 + "\n")
+    suite = tmp_path / "repo" / "suites" / "x.evl"
+    suite.parent.mkdir()
+    suite.write_text("")
+    assert git_commit(suite) == "a" * 40
+    os.remove(git / "refs" / "heads" / "main")
+    (git / "packed-refs").write_text(f"# pack-refs\n{'b' * 40} refs/heads/main\n")
+    assert git_commit(suite) == "b" * 40
+    (git / "HEAD").write_text("c" * 40)  # detached
+    assert git_commit(suite.parent) == "c" * 40
+    (tmp_path / "plain").mkdir()
+    assert git_commit(tmp_path / "plain") is None or (tmp_path / ".git").exists()
