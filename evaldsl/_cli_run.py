@@ -101,7 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .report._json import RecordWriter, record_stem
     from .report._terminal import Progress, format_report, use_colour
-    from .run._api import flatten_cases, fill_meta
+    from .run._api import fill_meta, flatten_cases, run_async
     from .run._builder import ReportBuilder
     from .run._record import RunMeta
 
@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     writer.write()  # the record exists from the start, so --resume works even before a case ends
     try:
-        report = asyncio.run(_drive(subject, todo, args, meta, on_result, progress, writer))
+        report = run_async(_drive(subject, todo, args, meta, on_result, progress, writer))
     except KeyboardInterrupt:
         progress.close()
         partial = builder.build(complete=False)

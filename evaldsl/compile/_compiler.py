@@ -85,7 +85,8 @@ def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[st
     base = Path(base_dir) if base_dir is not None else Path(filename).parent
     compiled = None
     if not any(d.severity == "error" for d in session.diagnostics):
-        compiled = _compile(session, suite, filename, base, chain=(Path(filename).resolve(),))
+        root = (base / Path(filename).name).resolve()
+        compiled = _compile(session, suite, filename, base, chain=(root,))
     if compiled is None or any(d.severity == "error" for d in session.diagnostics):
         raise EvlError(session.diagnostics, session.sources)
     return compiled
@@ -239,7 +240,7 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
                 add(tool, stmt.span)
     for block in suite.tools:
         try:
-            add(compile_tool(block, filename), block.span)
+            add(compile_tool(block, filename, report=session.problem), block.span)
         except CompileProblem as exc:
             session.problem(exc, block)
     return tools
@@ -255,7 +256,7 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
         return session.libraries[path]
     if not path.is_file():
         session.diagnostics.append(error("E207", f"cannot find {stmt.path.value}", stmt.span,
-                                         help=f"looked for {path}"))
+                                         help=f"looked for {base / stmt.path.value}"))
         return []
     shown = str(base / stmt.path.value)
     lib = session.parse_file(path, shown)

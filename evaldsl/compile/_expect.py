@@ -19,7 +19,7 @@ from ..syntax._diagnostics import Diagnostic, warning
 from ..syntax._unparse import unparse
 from ._errors import CompileProblem
 from ._model import Check, CompiledExpectation, EvalContext, Outcome
-from ._values import to_number
+from ._values import shorten, show, to_number
 
 walk = a.walk
 
@@ -33,7 +33,7 @@ _HOLDS = Outcome(1.0)
 def compile_expr(node: Any) -> Check:
     """Compile an expression tree (predicates joined by not / and / or)."""
     if isinstance(node, a.Negation):
-        return _negate(compile_expr(node.expr), unparse(node.expr))
+        return _negate(compile_expr(node.expr), unparse(node.expr), _evidence(node.expr))
     if isinstance(node, a.AndExpr):
         return _all_of([compile_expr(x) for x in node.items])
     if isinstance(node, a.OrExpr):
@@ -51,10 +51,24 @@ def compile_expr(node: Any) -> Check:
     return compile_other(node)
 
 
-def _negate(inner: Check, text: str) -> Check:
+def _evidence(node: Any) -> Any:
+    """What to show when `not X` fails because X held: the calls, or the final text."""
+    if isinstance(node, _CALLS):
+        def calls(ctx: EvalContext) -> str:
+            shown = ", ".join(shorten(c.display(), 80) for c in ctx.artifacts.tool_calls[:10])
+            return f"calls: {shown or '(none)'}"
+
+        return calls
+    if isinstance(node, _FINAL):
+        return lambda ctx: f"final text: {show(ctx.artifacts.final_text)}"
+    return lambda ctx: None
+
+
+def _negate(inner: Check, text: str, evidence: Any) -> Check:
     def check(ctx: EvalContext) -> Outcome:
         if inner(ctx).passed:
-            return Outcome(0.0, f"expected not `{text}`, but it held")
+            extra = evidence(ctx)
+            return Outcome(0.0, f"expected not `{text}`, but it held" + (f"; {extra}" if extra else ""))
         return _HOLDS
 
     return check

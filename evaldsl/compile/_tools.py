@@ -68,38 +68,61 @@ def _type_error(schema: dict[str, Any], value: Any) -> str | None:
     return None
 
 
-def compile_tool(tool: a.Tool, filename: str) -> CompiledTool:
-    """Compile one `tool` block."""
-    from ._patterns import compile_args
+def _raise(problem: CompileProblem, node: Any = None) -> None:
+    raise problem
 
+
+def compile_tool(
+    tool: a.Tool, filename: str, *, report: Callable[[CompileProblem, Any], None] = _raise
+) -> CompiledTool:
+    """Compile one `tool` block.
+
+    Args:
+        tool: the block.
+        filename: recorded on the compiled tool.
+        report: receives each problem with the statement it is about; the
+            default raises the first. The compiler passes a collector, so that
+            every bad line of a block is reported and the rest still compiles.
+    """
     name = tool_name(tool.name)
     properties: dict[str, Any] = {}
     required: list[str] = []
     whens: list[tuple[Callable[[Any], str | None], bool, str]] = []
-    otherwise: tuple[bool, str] | None = None
+    otherwise: list[tuple[bool, str]] = []
     for stmt in tool.body:
-        if isinstance(stmt, a.ParamStmt):
-            if stmt.name in properties:
-                raise CompileProblem(f"param `{stmt.name}` is declared twice", stmt, code="E217")
-            schema = type_schema(stmt.type)
-            if stmt.description is not None:
-                schema["description"] = to_text(stmt.description)
-            properties[stmt.name] = schema
-            if not stmt.optional:
-                required.append(stmt.name)
-        elif isinstance(stmt, a.WhenStmt):
-            if not isinstance(stmt.args, a.ObjectPattern):
-                raise CompileProblem("`when` needs an argument pattern such as <path: any>", stmt, code="E201")
-            whens.append((compile_args(stmt.args), stmt.action == "returns", to_text(stmt.text)))
-        else:
-            if otherwise is not None:
-                raise CompileProblem("a tool has at most one `otherwise`", stmt, code="E217")
-            otherwise = (stmt.action == "returns", to_text(stmt.text))
+        try:
+            _body_line(stmt, properties, required, whens, otherwise)
+        except CompileProblem as exc:
+            report(exc, stmt)
     parameters = {"type": "object", "properties": properties, "required": required}
-    answer = _answerer(name, properties, required, whens, otherwise)
+    answer = _answerer(name, properties, required, whens, otherwise[0] if otherwise else None)
     description = to_text(tool.description) if tool.description is not None else ""
     line = tool.span.line if tool.span else 0
     return CompiledTool(name, description, parameters, answer, file=filename, line=line)
+
+
+def _body_line(stmt: Any, properties: dict[str, Any], required: list[str],
+               whens: list[tuple[Callable[[Any], str | None], bool, str]],
+               otherwise: list[tuple[bool, str]]) -> None:
+    from ._patterns import compile_args
+
+    if isinstance(stmt, a.ParamStmt):
+        if stmt.name in properties:
+            raise CompileProblem(f"param `{stmt.name}` is declared twice", stmt, code="E217")
+        properties[stmt.name] = schema = {}  # claimed first: a bad type still makes a duplicate
+        schema.update(type_schema(stmt.type))
+        if stmt.description is not None:
+            schema["description"] = to_text(stmt.description)
+        if not stmt.optional:
+            required.append(stmt.name)
+    elif isinstance(stmt, a.WhenStmt):
+        if not isinstance(stmt.args, a.ObjectPattern):
+            raise CompileProblem("`when` needs an argument pattern such as <path: any>", stmt, code="E201")
+        whens.append((compile_args(stmt.args), stmt.action == "returns", to_text(stmt.text)))
+    else:
+        if otherwise:
+            raise CompileProblem("a tool has at most one `otherwise`", stmt, code="E217")
+        otherwise.append((stmt.action == "returns", to_text(stmt.text)))
 
 
 def _answerer(

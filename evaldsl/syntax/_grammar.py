@@ -48,14 +48,13 @@ class LineJoiner:
     always_accept = ("_NL", "COMMENT")
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.comments: list[Token] = []
         self.stmt_start = 0
         self.depth = 0
-
-    def reset(self) -> None:
-        self.comments = []
-        self.stmt_start = 0
-        self.depth = 0
+        self.open: list[Token] = []  # the brackets not closed yet, innermost last
 
     def process(self, stream):  # type: ignore[no-untyped-def]
         last = None
@@ -72,10 +71,13 @@ class LineJoiner:
                 next_start = tok.end_pos
             elif kind in OPENERS:
                 self.depth += 1
+                self.open.append(tok)
                 if self.depth > MAX_DEPTH:
                     raise NestingTooDeep(tok)
             elif kind in CLOSERS:
                 self.depth = max(0, self.depth - 1)
+                if self.open:
+                    self.open.pop()
             if kind != "_NL" and next_start is not None:
                 self.stmt_start, next_start = next_start, None
             nots = nots + 1 if kind == "NOT" else 0

@@ -228,8 +228,13 @@ def _diagnose(exc: Exception, text: str, filename: str, parser: Lark, joiner: An
         if tok.type == "_NL":
             span = span.model_copy(update={"end_line": span.line, "end_column": span.column + 1})
     suggestion = _suggest(str(tok), words) if tok.type not in ("STRING", "NUMBER") else None
+    hint = None
+    if joiner.open and joiner.open[0].line != tok.line:
+        opener = joiner.open[0]
+        hint = (f"the `{opener}` at line {opener.line}, column {opener.column} is never closed, "
+                "so the statement ran on into this line")
     return error("E100", f"unexpected {_describe_token(tok)}", span, label=f"expected {wanted}",
-                 suggestion=suggestion), joiner.stmt_start
+                 suggestion=suggestion, help=hint), joiner.stmt_start
 
 
 def _unexpected_char(exc: UnexpectedCharacters, text: str, filename: str, keywords: dict[str, str]) -> Diagnostic:
