@@ -262,7 +262,7 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     lib = session.parse_file(path, shown)
     result: list = []
     if lib is not None:
-        tools = _gather_tools(session, lib, shown, path.parent, chain + (path,))
+        tools = _gather_tools(session, lib, shown, Path(shown).parent, chain + (path,))
         result = [(tool, None) for tool in tools.values()]
     session.libraries[path] = result
     return result
