@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..artifacts import RunArtifacts
@@ -103,11 +104,11 @@ class Subject:
     setup: Callable[..., Any] | None = None
     predicates: Mapping[str, PredicateFn] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def run_is_async(self) -> bool:
         return _is_async(self.run)
 
-    @property
+    @cached_property
     def setup_is_async(self) -> bool:
         return self.setup is not None and _is_async(self.setup)
 

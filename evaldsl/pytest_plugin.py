@@ -1,0 +1,161 @@
+"""The pytest plugin: every case of a `.evl` file is a pytest item.
+
+`pytest suites/` collects `file.evl::case name` items (located at the case's
+line), runs each against the agent that `--evl-agent module:attr` (or
+`--evl-harness`) names, or that an `evl_agent` fixture in a conftest
+returns, and shows each failed expectation with its detail. Because the
+items are ordinary pytest functions, `-k`, `-m TAG`, `-x`, `--lf` and
+`--junitxml` work as pytest users expect. `skip` cases are skipped; `xfail`
+cases carry a non-strict xfail mark.
+
+This module is imported by every pytest run that has evaldsl installed, so
+it imports nothing of evaldsl until a `.evl` file is collected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("evaldsl", "evaldsl: .evl case files")
+    group.addoption("--evl-agent", metavar="MODULE:ATTR",
+                    help="the agent to run .evl cases against (an object with run(), a class or a function)")
+    group.addoption("--evl-harness", metavar="MODULE:ATTR",
+                    help="a harness (setup + run(instruction, world)) to run .evl cases against")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".evl":
+        return EvlFile.from_parent(parent, path=file_path)
+    return None
+
+
+class EvlCollectError(Exception):
+    """A .evl file that does not compile: shown as a collection error, with every diagnostic."""
+
+
+class EvlCaseFailed(Exception):
+    """Raised by an item whose case failed or errored; carries the CaseResult."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(f"case {result.name!r} {result.status}")
+        self.result = result
+
+
+class EvlFile(pytest.File):
+    def collect(self) -> list[pytest.Item]:
+        from .compile._compiler import compile_file
+        from .syntax._diagnostics import EvlError
+
+        try:
+            shown = self.path.relative_to(self.config.rootpath)
+        except ValueError:
+            shown = self.path
+        try:
+            suite = compile_file(shown if not shown.is_absolute() else self.path)
+        except EvlError as exc:
+            raise EvlCollectError(exc.render()) from None
+        items = []
+        for case in suite.cases:
+            item = EvlItem.from_parent(self, name=case.name, callobj=_make_test(case))
+            for tag in case.settings.tags:
+                self.config.addinivalue_line("markers", f"{tag}: an evaldsl tag")
+                item.add_marker(tag)
+            if case.settings.skip is not None:
+                item.add_marker(pytest.mark.skip(reason=case.settings.skip or "skip in .evl"))
+            elif case.settings.xfail is not None:
+                item.add_marker(pytest.mark.xfail(reason=case.settings.xfail or "xfail in .evl", strict=False))
+            items.append(item)
+        return items
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, EvlCollectError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+def _make_test(case: Any) -> Any:
+    def test_case(evl_agent: Any, evl_judge: Any) -> None:
+        from .run._api import run_case
+
+        result = run_case(evl_agent, case, judge=evl_judge)
+        if result.status in ("failed", "error", "xfailed"):
+            raise EvlCaseFailed(result)
+
+    test_case.evl_case = case  # type: ignore[attr-defined]
+    return test_case
+
+
+class EvlItem(pytest.Function):
+    """One .evl case; fixtures (`evl_agent`, `evl_judge`) reach it through its test function."""
+
+    @property
+    def case(self) -> Any:
+        return self.obj.evl_case
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.line - 1, f"case {self.case.name!r}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, EvlCaseFailed):
+            return render_failure(excinfo.value.result)
+        return super().repr_failure(excinfo, style=style)
+
+
+def render_failure(result: Any) -> str:
+    """The failed runs of a case: each error, and each failed expectation with its detail.
+
+    The first line (what pytest's short summary shows) names the first problem.
+    """
+    lines = [_headline(result), f"case {result.name!r} at {result.file}:{result.line}: {result.status}"]
+    if result.repeat > 1:
+        lines[1] += (f", pass rate {result.pass_rate:.0%} of {result.repeat} runs,"
+                     f" needed {result.required_pass_rate:.0%}")
+    for run in result.runs:
+        if run.passed:
+            continue
+        prefix = f"run {run.index + 1}: " if result.repeat > 1 else ""
+        if run.error is not None:
+            lines.append(f"  {prefix}error: {run.error.type}: {run.error.message}")
+        for exp in run.expectations:
+            if not exp.passed:
+                lines.append(f"  {prefix}{exp.file}:{exp.line}: expect {exp.label}")
+                if exp.detail:
+                    lines.append(f"      {exp.detail}")
+    return "\n".join(lines)
+
+
+def _headline(result: Any) -> str:
+    for run in result.runs:
+        if run.error is not None:
+            return f"error: {run.error.type}: {run.error.message}"
+        for exp in run.expectations:
+            if not exp.passed:
+                return f"expect {exp.label}: {exp.detail or 'did not hold'}"
+    return f"{result.status}"
+
+
+@pytest.fixture(scope="session")
+def evl_agent(request: pytest.FixtureRequest) -> Any:
+    """The agent .evl cases run against; override this fixture in a conftest to build your own."""
+    from .run._protocols import import_object
+
+    spec = request.config.getoption("--evl-agent") or request.config.getoption("--evl-harness")
+    if not spec:
+        raise pytest.UsageError(
+            "no agent for .evl cases: pass --evl-agent module:attr (or --evl-harness), "
+            "or define an `evl_agent` fixture in a conftest.py")
+    try:
+        return import_object(spec)
+    except ImportError as exc:
+        raise pytest.UsageError(f"--evl-agent {spec}: {exc}") from None
+
+
+@pytest.fixture(scope="session")
+def evl_judge() -> Any:
+    """The judge for `judge "..."` expectations; None unless a conftest overrides this fixture."""
+    return None
