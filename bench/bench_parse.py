@@ -17,6 +17,7 @@ import argparse
 import cProfile
 import gc
 import io
+import os
 import pstats
 import sys
 import time
@@ -31,15 +32,20 @@ from gen_suite import SEED, generate  # noqa: E402
 import evaldsl  # noqa: E402
 
 
-def best_of(repeats: int, fn: Callable[[], object]) -> float:
-    """The fastest of `repeats` timed calls, in seconds (GC collected before each)."""
-    times = []
+def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
+    """The best (wall, CPU) seconds of `repeats` calls (GC collected before each).
+
+    CPU time is shown beside wall time because on a shared machine other
+    processes stretch the wall clock but not the work this process did.
+    """
+    walls, cpus = [], []
     for _ in range(repeats):
         gc.collect()
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
 
 
 def check_loader() -> None:
@@ -80,17 +86,20 @@ def main() -> None:
     yaml_s = best_of(args.repeats, lambda: yaml.load(yml, Loader=yaml.SafeLoader))
 
     n = args.cases
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"python {sys.version.split()[0]}, PyYAML {yaml.__version__} (pure-Python SafeLoader), "
-          f"best of {args.repeats}")
+          f"best of {args.repeats}; {os.cpu_count()} CPUs, load average {load}")
     print(f"{n} cases, {statements} statements; .evl {len(evl) / 1e6:.2f} MB, "
           f"YAML {len(yml) / 1e6:.2f} MB\n")
-    print(f"{'':<28}{'seconds':>9}{'cases/s':>11}{'statements/s':>14}")
-    for label, seconds in (("evaldsl parse", parse_s), ("evaldsl parse+compile", compile_s),
-                           ("yaml.load (SafeLoader)", yaml_s)):
-        print(f"{label:<28}{seconds:>9.3f}{n / seconds:>11,.0f}{statements / seconds:>14,.0f}")
-    ratio = yaml_s / compile_s
+    print(f"{'':<26}{'wall s':>8}{'cases/s':>10}{'statements/s':>14}{'CPU s':>8}")
+    for label, (wall, cpu) in (("evaldsl parse", parse_s), ("evaldsl parse+compile", compile_s),
+                               ("yaml.load (SafeLoader)", yaml_s)):
+        print(f"{label:<26}{wall:>8.3f}{n / wall:>10,.0f}{statements / wall:>14,.0f}{cpu:>8.3f}")
+    ratio = yaml_s[0] / compile_s[0]
+    cpu_ratio = yaml_s[1] / compile_s[1]
     verdict = "meets" if ratio >= 1 else "MISSES"
-    print(f"\nparse+compile is {ratio:.2f}x the speed of the YAML load: {verdict} the target (>= 1.00x)")
+    print(f"\nparse+compile is {ratio:.2f}x the speed of the YAML load by wall time "
+          f"({cpu_ratio:.2f}x by CPU time): {verdict} the target (>= 1.00x)")
     if args.profile or ratio < 1:
         print("\n" + profile(evl, args.top))
 

@@ -22,4 +22,4 @@ def update_goldens(request: pytest.FixtureRequest) -> bool:
 
 # The formatter's golden files are fixtures, not suites to run: keep any
 # plugin that collects .evl files away from them.
-collect_ignore_glob = ["golden/format/*.evl"]
+collect_ignore_glob = ["golden/*/*.evl", "golden/*/*/*.evl"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 
 import pytest
 
@@ -106,16 +107,39 @@ def test_other_tool_names_fail_only_the_convention_cases() -> None:
     assert _passing(_RenamedTools()) == PORTABLE | {"uses no tool for chit-chat"}
 
 
+def _run_suite():  # type: ignore[no-untyped-def]
+    """`evaldsl.run_suite`, or the runner module's before it is re-exported."""
+    found = getattr(evaldsl, "run_suite", None)
+    if found is None:
+        from evaldsl.run._api import run_suite as found
+    return found
+
+
 def test_demo_agent_passes_the_baseline_through_the_runner() -> None:
-    run_suite = getattr(evaldsl, "run_suite", None)
-    if run_suite is None:
-        pytest.skip("the runner (evaldsl.run_suite) has not landed yet")
-    report = run_suite(demo_agent, _cases())
+    report = _run_suite()(demo_agent, baseline())
     assert report.summary.total == 18
     assert report.summary.passed == 18
     assert report.summary.accuracy == 1.0
     assert {c.status for c in report.cases} == {"passed"}
     assert all(c.score == 1.0 for c in report.cases)
+
+
+def test_the_runner_reports_the_renamed_tools_agent_case_by_case() -> None:
+    report = _run_suite()(_RenamedTools(), baseline())
+    passed = {c.name for c in report.cases if c.status == "passed"}
+    assert passed == PORTABLE | {"uses no tool for chit-chat"}
+    assert {c.status for c in report.cases} == {"passed", "failed"}
+
+
+def test_cli_runs_the_baseline_against_the_demo(tmp_path, monkeypatch, capsys) -> None:
+    from evaldsl.cli import main
+
+    monkeypatch.chdir(tmp_path)  # `run` leaves .evaldsl/last.json in the current directory
+    code = main(["run", str(baseline_dir()), "--agent", "evaldsl.demo:agent", "--json", "record.json"])
+    assert code == 0, capsys.readouterr()
+    record = json.loads((tmp_path / "record.json").read_text(encoding="utf-8"))
+    assert record["summary"]["passed"] == record["summary"]["total"] == 18
+    assert record["meta"]["agent"] == "evaldsl-demo"
 
 
 # ------------------------------------------------------------------ dump --
