@@ -28,6 +28,7 @@ import shlex
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,21 +99,66 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
 
 
+@dataclass
+class _Plan:
+    """What a run will do, decided before anything runs."""
+
+    subject: Any
+    cases: list[Any]
+    todo: list[Any]
+    builder: Any
+    writer: Any
+
+
 def _run(args: argparse.Namespace) -> int:
+    plan = _plan(args)
+    if isinstance(plan, int):
+        return plan
+    from .report._terminal import Progress
+    from .run._api import run_async
+
+    progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)
+
+    def on_result(result: Any) -> None:
+        plan.builder.add(result)
+        progress.update(result)
+        plan.writer.touch()
+
+    started = time.monotonic()
+    plan.writer.write()  # the record exists from the start, so --resume works before any case ends
+    try:
+        report = run_async(_drive(plan, args, on_result, progress))
+    except KeyboardInterrupt:
+        progress.close()
+        partial = plan.builder.build(complete=False)
+        _save(plan.writer, partial)
+        kept = f"; finish it with --resume {plan.writer.paths[0]}" if plan.writer.paths else ""
+        _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
+        return EXIT_INTERRUPTED
+    progress.close()
+    final = plan.builder.build(complete=report.meta.complete)
+    _save(plan.writer, final)
+    _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
+    for path in plan.writer.paths:
+        print(f"evaldsl: record written to {path}", file=sys.stderr)
+    return EXIT_OK if final.ok else EXIT_FAILED
+
+
+def _plan(args: argparse.Namespace) -> _Plan | int:
+    """Import the agent, load and select the cases, set up the record; or an exit code."""
     from .report._json import RecordWriter, record_stem
-    from .report._terminal import Progress, format_report, use_colour
-    from .run._api import fill_meta, flatten_cases, run_async
+    from .run._api import fill_meta, flatten_cases
     from .run._builder import ReportBuilder
     from .run._record import RunMeta
 
     subject = _subject(args)
-    suites = _load(args.paths, subject)
+    flat = flatten_cases(_load(args.paths, subject))
     previous = _read(args.resume) if args.resume else None
-    flat = flatten_cases(suites)
     last_failed = _last_failed() if args.last_failed else None
     selected = _select(flat, args, last_failed)
     if not selected:
-        print(f"evaldsl: no cases selected ({len(flat)} loaded, {len(flat)} deselected)", file=sys.stderr)
+        found = f"{len(flat)} loaded, all deselected" if flat else "the files hold no cases"
+        print(f"evaldsl: no cases selected ({found})", file=sys.stderr)
         return EXIT_NO_TESTS
     meta = RunMeta(command=shlex.join(["evaldsl", *sys.argv[1:]]))
     if args.model_name:
@@ -124,58 +170,35 @@ def _run(args: argparse.Namespace) -> int:
     meta = fill_meta(meta, subject, flat, args.concurrency, {k: v for k, v in selection.items() if v})
     builder = ReportBuilder(flat, meta, previous)
     todo = [c for c in selected if not builder.is_done(c)]
-    paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
-    stem = record_stem(meta.agent, builder.meta.started_at)  # type: ignore[arg-type]
-    writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
-    progress = Progress(len(todo), stream=_Null() if args.quiet else sys.stderr)
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)
-
-    def on_result(result: Any) -> None:
-        builder.add(result)
-        progress.update(result)
-        writer.touch()
-
-    started = time.monotonic()
-    writer.write()  # the record exists from the start, so --resume works even before a case ends
-    try:
-        report = run_async(_drive(subject, todo, args, meta, on_result, progress, writer))
-    except KeyboardInterrupt:
-        progress.close()
-        partial = builder.build(complete=False)
-        _save(writer, partial)
-        kept = f"; finish it with --resume {writer.paths[0]}" if writer.paths else ""
-        note = f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}"
-        print(format_report(partial, colour=use_colour(sys.stdout),
-                            elapsed_s=time.monotonic() - started, note=note), end="")
-        print("evaldsl: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    progress.close()
-    final = builder.build(complete=report.meta.complete)
-    _save(writer, final)
-    note = None if report.meta.complete else "stopped after the first failure (-x)"
-    print(format_report(final, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started,
-                        note=note), end="")
-    for path in writer.paths:
-        print(f"evaldsl: record written to {path}", file=sys.stderr)
-    return EXIT_OK if final.ok else EXIT_FAILED
+    paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
+    stem = record_stem(builder.meta.agent, builder.meta.started_at)
+    writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
+    return _Plan(subject, selected, todo, builder, writer)
 
 
-async def _drive(subject: Any, todo: list, args: argparse.Namespace, meta: Any,  # type: ignore[type-arg]
-                 on_result: Any, progress: Any, writer: Any) -> Any:
+def _print_report(report: Any, started: float, note: str | None) -> None:
+    from .report._terminal import format_report, use_colour
+
+    text = format_report(report, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started, note=note)
+    print(text, end="", flush=True)
+
+
+async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress: Any) -> Any:
     """Run the cases while refreshing the progress line and flushing the record."""
     from .run._api import arun_suite
 
     task = asyncio.ensure_future(arun_suite(
-        subject, todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
-        on_result=on_result, meta=meta,
+        plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
+        on_result=on_result, meta=plan.builder.meta,
     ))
     try:
         while not task.done():
             await asyncio.wait({task}, timeout=0.2)
             progress.tick()
-            writer.flush_if_due()
+            plan.writer.flush_if_due()
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run turns it into KeyboardInterrupt
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -338,7 +338,7 @@ def separator(draw: st.DrawFn, depth: int, nxt: str) -> str:
 
 # --------------------------------------------------------- properties --
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def comment_texts(src: str) -> Counter[str]:
