@@ -36,12 +36,14 @@ def baseline_dir() -> Path:
     for candidate in candidates:
         if candidate.is_dir() and any(candidate.glob("*.evl")):
             return candidate
-    raise FileNotFoundError(f"the baseline suites are missing: looked in {', '.join(map(str, candidates))}")
+    looked = ", ".join(map(str, candidates))
+    raise FileNotFoundError(f"the baseline suites are missing: looked in {looked}")
 
 
 def baseline_files() -> dict[str, str]:
     """The baseline's files, file name -> text, sorted by name (the library included)."""
-    return {path.name: path.read_text(encoding="utf-8") for path in sorted(baseline_dir().glob("*.evl"))}
+    paths = sorted(baseline_dir().glob("*.evl"))
+    return {path.name: path.read_text(encoding="utf-8") for path in paths}
 
 
 def baseline() -> list[CompiledSuite]:
@@ -129,6 +131,7 @@ def _list_baseline() -> int:
             print(f"{name:<16} library (tools, no cases)")
             continue
         total += len(suite.cases)
-        print(f"{name:<16} {len(suite.cases):>2} cases  {suite.name}: {suite.description or ''}".rstrip())
+        about = f"{suite.name}: {suite.description or ''}".rstrip()
+        print(f"{name:<16} {len(suite.cases):>2} cases  {about}")
     print(f"{'total':<16} {total:>2} cases  (dump them with: evaldsl baseline --dump DIR)")
     return 0

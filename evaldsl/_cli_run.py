@@ -104,7 +104,6 @@ class _Plan:
     """What a run will do, decided before anything runs."""
 
     subject: Any
-    cases: list[Any]
     todo: list[Any]
     builder: Any
     writer: Any
@@ -134,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         _save(plan.writer, partial)
         kept = f"; finish it with --resume {plan.writer.paths[0]}" if plan.writer.paths else ""
         _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
+        print("evaldsl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     progress.close()
     final = plan.builder.build(complete=report.meta.complete)
@@ -176,7 +176,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
     stem = record_stem(builder.meta.agent, builder.meta.started_at)
     writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
-    return _Plan(subject, selected, todo, builder, writer)
+    return _Plan(subject, todo, builder, writer)
 
 
 def _print_report(report: Any, started: float, note: str | None) -> None:

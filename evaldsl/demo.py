@@ -37,11 +37,11 @@ _CAPITALS = {
 }
 _SEARCH_INDEX: tuple[tuple[tuple[str, ...], str], ...] = (
     (("weather", "paris"), "Paris weather today: sunny, high of 24 C, light wind from the west."),
-    (("python",), "Python 3.13 released: a new interactive shell, an experimental "
-                  "free-threaded build and a JIT."),
+    (("python",), ("Python 3.13 released: a new interactive shell, "
+                   "an experimental free-threaded build and a JIT.")),
     (("pride and prejudice",), "Pride and Prejudice is an 1813 novel by Jane Austen."),
-    (("evaldsl",), "evaldsl: pytest, but for LLM agents. Compact .evl case files, "
-                   "compiled to checks."),
+    (("evaldsl",), ("evaldsl: pytest, but for LLM agents. "
+                    "Compact .evl case files, compiled to checks.")),
 )
 _WORD_OPS = (
     (r"\bmultiplied by\b", "*"), (r"\bdivided by\b", "/"), (r"\btimes\b", "*"),
@@ -129,7 +129,7 @@ Rule = Callable[[str, _Session], "str | None"]
 
 
 def _exact_word(prompt: str, session: _Session) -> str | None:
-    found = re.search(r'exactly the word "([^"]+)"', prompt, re.I)
+    found = re.search(r'exactly the word "([^"]+)"', prompt, re.IGNORECASE)
     return found.group(1) if found else None
 
 
@@ -149,21 +149,22 @@ def _json_object(prompt: str, session: _Session) -> str | None:
 
 
 def _primary_colours(prompt: str, session: _Session) -> str | None:
-    if not re.search(r"primary colou?rs", prompt, re.I):
+    if not re.search(r"primary colou?rs", prompt, re.IGNORECASE):
         return None
     colours = ["red", "yellow", "blue"] if "paint" in prompt.lower() else ["red", "green", "blue"]
     return ", ".join(colours)
 
 
 def _capital(prompt: str, session: _Session) -> str | None:
-    found = re.search(r"capital of (\w+)", prompt, re.I)
+    found = re.search(r"capital of (\w+)", prompt, re.IGNORECASE)
     if not found or found.group(1).lower() not in _CAPITALS:
         return None
     country, city = found.group(1), _CAPITALS[found.group(1).lower()]
-    prefix = re.search(r'(?:begin|start) your (?:reply|answer) with "([^"]+)"', prompt, re.I)
+    prefix_pattern = r'(?:begin|start) your (?:reply|answer) with "([^"]+)"'
+    prefix = re.search(prefix_pattern, prompt, re.IGNORECASE)
     if prefix:
         return f"{prefix.group(1)} The capital of {country} is {city}."
-    if re.search(r"\bonly\b|\bone word\b", prompt, re.I):
+    if re.search(r"\bonly\b|\bone word\b", prompt, re.IGNORECASE):
         return city
     return f"The capital of {country} is {city}."
 
@@ -177,7 +178,7 @@ def _search_query(prompt: str) -> str:
         r"([^.?!]*\?)",
     )
     for pattern in patterns:
-        found = re.search(pattern, prompt, re.I)
+        found = re.search(pattern, prompt, re.IGNORECASE)
         if found:
             return found.group(1).strip().rstrip("?")
     return prompt.strip()
@@ -185,16 +186,17 @@ def _search_query(prompt: str) -> str:
 
 def _email(prompt: str, session: _Session) -> str | None:
     address = _EMAIL.search(prompt)
-    if not address or not re.search(r"\b(e-?mail|send)\b", prompt, re.I):
+    if not address or not re.search(r"\b(e-?mail|send)\b", prompt, re.IGNORECASE):
         return None
-    subject_match = re.search(r'subject "([^"]+)"', prompt, re.I)
-    if re.search(r"\b(search|look up|find)\b", prompt, re.I):
+    subject_match = re.search(r'subject "([^"]+)"', prompt, re.IGNORECASE)
+    if re.search(r"\b(search|look up|find)\b", prompt, re.IGNORECASE):
         query = _search_query(prompt)
         found = session.call("search", {"query": query})
         subject = subject_match.group(1) if subject_match else f"Summary: {query}"
         body = f"Hi,\n\nHere is what I found:\n{found}\n"
     else:
-        message = re.search(r"\btell (?:her|him|them) (?:that )?(.+?)\.?\s*$", prompt, re.I)
+        message_pattern = r"\btell (?:her|him|them) (?:that )?(.+?)\.?\s*$"
+        message = re.search(message_pattern, prompt, re.IGNORECASE)
         subject = subject_match.group(1) if subject_match else "A message from the demo agent"
         said = message.group(1) if message else prompt.strip()
         body = f"Hi,\n\n{said[0].upper()}{said[1:]}.\n"
@@ -204,7 +206,7 @@ def _email(prompt: str, session: _Session) -> str | None:
 
 
 def _search_only(prompt: str, session: _Session) -> str | None:
-    if not re.search(r"\b(search|look up|find out)\b", prompt, re.I):
+    if not re.search(r"\b(search|look up|find out)\b", prompt, re.IGNORECASE):
         return None
     query = _search_query(prompt)
     found = session.call("search", {"query": query})
@@ -221,7 +223,7 @@ def _math_runs(prompt: str) -> list[list[str]]:
     """Maximal runs of number/operator/bracket tokens in the prompt."""
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", prompt)
     for pattern, symbol in _WORD_OPS:
-        text = re.sub(pattern, f" {symbol} ", text, flags=re.I)
+        text = re.sub(pattern, f" {symbol} ", text, flags=re.IGNORECASE)
     runs: list[list[str]] = [[]]
     for token in _TOKEN.findall(text):
         if token[0].isdigit() or token in "+-*/()":
@@ -246,7 +248,7 @@ class _Calc:
 
     def expr(self, ops: str = "+-") -> float:
         left = self.term() if ops == "+-" else self.atom()
-        while self.peek() is not None and self.peek() in ops:
+        while (following := self.peek()) is not None and following in ops:
             op = self.take()
             right = self.term() if ops == "+-" else self.atom()
             args = {"op": _OP_NAMES[op], "a": _number(_show(left)), "b": _number(_show(right))}
@@ -290,9 +292,9 @@ def _arithmetic(prompt: str, session: _Session) -> str | None:
 
 def _word_problem(prompt: str, session: _Session) -> str | None:
     numbers = re.findall(r"\d+(?:\.\d+)?", prompt)
-    if len(numbers) != 2 or not re.search(r"\bhow (many|much)\b", prompt, re.I):
+    if len(numbers) != 2 or not re.search(r"\bhow (many|much)\b", prompt, re.IGNORECASE):
         return None
-    if not re.search(r"\b(each|per|holds|contains|every)\b", prompt, re.I):
+    if not re.search(r"\b(each|per|holds|contains|every)\b", prompt, re.IGNORECASE):
         return None
     a, b = (_number(n) for n in numbers)
     result = session.call("calculator", {"op": "mul", "a": a, "b": b})
@@ -300,11 +302,12 @@ def _word_problem(prompt: str, session: _Session) -> str | None:
 
 
 def _chit_chat(prompt: str, session: _Session) -> str | None:
-    if re.search(r"\b(hello|hi|hey|how are you|thanks|thank you)\b", prompt, re.I):
+    if re.search(r"\b(hello|hi|hey|how are you|thanks|thank you)\b", prompt, re.IGNORECASE):
         return "Hello! I'm doing well, thanks for asking. How can I help you today?"
     return None
 
 
+_UNKNOWN = "I'm the evaldsl demo agent, a rule-based stand-in, and I don't know how to answer that."
 _RULES: tuple[Rule, ...] = (
     _exact_word, _json_object, _primary_colours, _capital, _email, _search_only,
     _arithmetic, _word_problem, _chit_chat,
@@ -323,9 +326,7 @@ class DemoAgent:
             text = rule(instruction, session)
             if text is not None:
                 return session.finish(text)
-        return session.finish(
-            "I'm the evaldsl demo agent, a rule-based stand-in, and I don't know how to answer that."
-        )
+        return session.finish(_UNKNOWN)
 
 
 agent = DemoAgent()

@@ -37,6 +37,17 @@ def use_colour(stream: TextIO) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
 
+def _shown(path: str) -> str:
+    """A path as short as it can be shown: relative to the current directory when inside it."""
+    if not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def _paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
 
@@ -70,7 +81,8 @@ class Progress:
             self._draw()
         else:
             latency = f" ({_secs(result.latency_s)})" if result.latency_s is not None else ""
-            print(f"{_LABELS[result.status]:<7} {result.id}{latency}", file=self.stream, flush=True)
+            shown = f"{_shown(result.file)}::{result.name}"
+            print(f"{_LABELS[result.status]:<7} {shown}{latency}", file=self.stream, flush=True)
 
     def tick(self) -> None:
         """Refresh the elapsed time of the live line (call it every fraction of a second)."""
@@ -119,7 +131,7 @@ def _table(report: EvalReport) -> str:
         "suite", "file", "cases", "passed", "failed", "errors", "skipped", "xfailed", "xpassed",
         "accuracy", "score", "p50",
     ]
-    rows = [_row(suite, file, cases) for (suite, file), cases in groups.items()]
+    rows = [_row(suite, _shown(file), cases) for (suite, file), cases in groups.items()]
     if len(groups) != 1:
         rows.append(_row("total", "", report.cases))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -153,7 +165,7 @@ def _statistics(report: EvalReport) -> str:
 
 def _describe_failure(case: CaseResult, colour: bool) -> str:
     label = _paint(_LABELS[case.status], _COLOURS[case.status], colour)
-    head = f"{label} {case.file}:{case.line} {case.suite}::{case.name}"
+    head = f"{label} {_shown(case.file)}:{case.line} {case.suite}::{case.name}"
     n = len(case.runs)
     if n > 1:
         passed = sum(r.passed for r in case.runs)
@@ -178,7 +190,7 @@ def _failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, i
         for e in run.expectations:
             if e.passed:
                 continue
-            key = (e.label, f"{e.file}:{e.line}")
+            key = (e.label, f"{_shown(e.file)}:{e.line}")
             if key in seen:
                 seen[key][1] += 1
             else:

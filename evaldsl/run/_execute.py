@@ -102,7 +102,7 @@ async def evaluate(
         try:
             if exp.needs_judge:
                 if ctx.judge is None:
-                    raise NoJudge("this expectation needs a judge, and none was configured")
+                    raise NoJudge("this expectation needs a judge, and none was configured (judge=...)")
                 outcome = _as_outcome(await bounded(pool.submit(exp, ctx), timeout, what="judge"))
             else:
                 outcome = _as_outcome(exp(ctx))

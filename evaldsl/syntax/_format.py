@@ -39,8 +39,8 @@ class _Unit:
     """One statement's output lines, and where it stood in the source."""
 
     lines: list[str]
-    start: int | None
-    end: int | None
+    start: int  # -1 until known (a node built by hand has no span)
+    end: int
     indent: int
     header: bool = False
     leading: list[tuple[int, str]] = field(default_factory=list)
@@ -91,7 +91,7 @@ def _units(suite: a.Suite) -> list[_Unit]:
             units.extend(_statement(item, 0))
     previous = 0
     for unit in units:  # a node built by hand has no span: keep it in place
-        if unit.start is None or unit.end is None:
+        if unit.start < 0:
             unit.start = unit.end = previous
         previous = unit.end
     return units
@@ -99,7 +99,7 @@ def _units(suite: a.Suite) -> list[_Unit]:
 
 def _unit(node: Any, indent: int, lines: list[str], header: bool = False) -> _Unit:
     span = node.span
-    start, end = (None, None) if span is None else (span.line, span.end_line)
+    start, end = (-1, -1) if span is None else (span.line, span.end_line)
     pad = " " * indent
     return _Unit([pad + lines[0], *lines[1:]], start, end, indent, header)
 
@@ -134,9 +134,9 @@ def _table(rows: tuple[a.TableRow, ...], indent: int) -> list[_Unit]:
         for j, text in enumerate(row):
             widths[j] = max(widths.get(j, 0), _last_width(text))
     units = []
-    for row, texts in zip(rows, cells):
+    for node, texts in zip(rows, cells):
         padded = [t + " " * (widths[j] - _last_width(t)) for j, t in enumerate(texts)]
-        units.append(_unit(row, indent, ("| " + " | ".join(padded) + " |").split("\n")))
+        units.append(_unit(node, indent, ("| " + " | ".join(padded) + " |").split("\n")))
     return units
 
 
@@ -148,18 +148,18 @@ def _last_width(text: str) -> int:
 # --------------------------------------------------------- comments --
 
 
-def _place_comments(units: list[_Unit], comments: tuple[a.Comment, ...]) -> list[tuple[int, int, str]]:
+def _place_comments(
+    units: list[_Unit], comments: tuple[a.Comment, ...]
+) -> list[tuple[int, int, str]]:
     """Attach each comment to a unit; return those after the last unit (line, column, text)."""
     owner: dict[int, _Unit] = {}
-    for unit in units:
-        assert unit.start is not None and unit.end is not None
-        for line in range(unit.start, unit.end + 1):
-            owner.setdefault(line, unit)
-    starts = [unit.start or 0 for unit in units]
+    for each in units:
+        for line in range(each.start, each.end + 1):
+            owner.setdefault(line, each)
+    starts = [each.start for each in units]
     tail: list[tuple[int, int, str]] = []
-    positioned = sorted((c for c in comments if c.span), key=lambda c: (c.span.line, c.span.column))
-    for comment in positioned:
-        line, text = comment.span.line, comment.text.rstrip()
+    placed = sorted((c.span.line, c.span.column, c.text.rstrip()) for c in comments if c.span)
+    for line, column, text in placed:
         unit = owner.get(line)
         if unit is not None and line == unit.end and unit.trailing is None:
             unit.trailing = text
@@ -168,7 +168,7 @@ def _place_comments(units: list[_Unit], comments: tuple[a.Comment, ...]) -> list
         elif (i := bisect.bisect_right(starts, line)) < len(units):
             units[i].leading.append((line, text))
         else:
-            tail.append((line, comment.span.column, text))
+            tail.append((line, column, text))
     last = tail[-1][0] if tail else 0
     tail += [(last, 1, c.text.rstrip()) for c in comments if c.span is None]
     return tail
@@ -192,7 +192,7 @@ def _emit(units: list[_Unit], tail: list[tuple[int, int, str]], source: list[str
         if unit.trailing:
             body[-1] += "  " + unit.trailing
         chunks = [(line, line, [pad + text]) for line, text in unit.leading]
-        chunks.append((unit.start or 0, unit.end or 0, body))
+        chunks.append((unit.start, unit.end, body))
         for i, (start, end, lines) in enumerate(chunks):
             if blank_before(start) or (unit.header and i == 0 and previous is not None):
                 out.append("")

@@ -17,8 +17,15 @@ never build, such as `PatternOr` under `PatternAnd`, `PatternAnd` under
 same holds for a `Word` whose text is a keyword, or `ExamplesStmt` rows
 (a table is several lines: see the formatter).
 
-Long strings (`String.long`) come out as one-line JSON strings here; the
-formatter asks for `\"\"\"` blocks through `render(node, long_indent=...)`.
+Strings are JSON strings with non-ASCII text kept as it is, except the
+characters that some tool on the way might take for a line break or that
+UTF-8 cannot carry (C1 controls, U+2028, U+2029, lone surrogates): those
+become `\\uXXXX` escapes. Long strings (`String.long`) come out as one-line
+JSON strings here; the formatter asks for `\"\"\"` blocks through
+`render(node, long_indent=...)`.
+
+Each node class has one small render function, registered with `@_on`;
+`unparse` is one dictionary look-up per node.
 """
 
 from __future__ import annotations
@@ -30,21 +37,23 @@ from typing import Any
 
 from . import _ast as a
 
-KEYWORDS = frozenset(
-    "above absent and any are array at below between call called calls case contains "
-    "description duration else empty ends error every examples expect fails false final "
-    "first for from ignoring is json judge last least matches max mode most no not null "
-    "number of once one only or otherwise param pass prompt rate repeat returns setup skip "
-    "starts suite system tags text then timeout times tokens tool true turns twice use when "
-    "with within xfail".split()
-)
+KEYWORDS = frozenset({
+    "above", "absent", "and", "any", "are", "array", "at", "below", "between", "call",
+    "called", "calls", "case", "contains", "description", "duration", "else", "empty", "ends",
+    "error", "every", "examples", "expect", "fails", "false", "final", "first", "for", "from",
+    "ignoring", "is", "json", "judge", "last", "least", "matches", "max", "mode", "most", "no",
+    "not", "null", "number", "of", "once", "one", "only", "or", "otherwise", "param", "pass",
+    "prompt", "rate", "repeat", "returns", "setup", "skip", "starts", "suite", "system",
+    "tags", "text", "then", "timeout", "times", "tokens", "tool", "true", "turns", "twice",
+    "use", "when", "with", "within", "xfail",
+})
 """Every quoted word of grammar/evl.lark (a test keeps the two in step)."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _LONG_CHAR = re.compile('[\\\\\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|"(?="")')
 _SHORT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
-_PAREN_LEVEL = {a.OrExpr: 1, a.AndExpr: 2}
+_PAREN_LEVEL: dict[type, int] = {a.OrExpr: 1, a.AndExpr: 2}
 
 _Method = Callable[["_Unparser", Any], str]
 _METHODS: dict[type, _Method] = {}
@@ -117,9 +126,12 @@ def long_block(value: str, indent: int) -> str:
     """A `\"\"\"` block that the parser's dedent turns back into `value`.
 
     Content lines and the closing quotes stand at `indent` spaces. Escapes
-    keep what the dedent would lose: white space at the start of every line
-    (the first such character becomes `\\u0020`), white-space-only lines,
-    and trailing white space (which the formatter never leaves).
+    keep what the dedent would lose, and keep white space off line ends:
+    when every non-blank line starts with white space, the first one's
+    first character is escaped (`\\u0020`, `\\t`); a line of white space
+    only is escaped whole; a trailing white-space character is escaped.
+    Backslashes, control characters and any `"` that starts a `\"\"\"` run
+    are escaped as in a JSON string.
     """
     lines = value.split("\n")
     solid = [ln for ln in lines if ln.strip()]

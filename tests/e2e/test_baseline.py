@@ -12,11 +12,18 @@ import argparse
 import contextlib
 import io
 import json
+from typing import ClassVar
 
 import pytest
 
 import evaldsl
-from evaldsl._baseline import add_baseline_command, baseline, baseline_dir, baseline_files, dump_baseline
+from evaldsl._baseline import (
+    add_baseline_command,
+    baseline,
+    baseline_dir,
+    baseline_files,
+    dump_baseline,
+)
 from evaldsl.artifacts import RunArtifacts
 from evaldsl.demo import agent as demo_agent
 
@@ -51,7 +58,7 @@ class _Silent:
 class _RenamedTools:
     """The demo agent, with its tools under other names than the convention's."""
 
-    names = {"search": "web_search", "calculator": "calc", "send_email": "email"}
+    names: ClassVar[dict[str, str]] = {"search": "web_search", "calculator": "calc", "send_email": "email"}
 
     def run(self, instruction: str) -> RunArtifacts:
         result = demo_agent.run(instruction)

@@ -147,7 +147,7 @@ def test_skip_xfail_and_xpass_do_not_fail_the_run(work: Path) -> None:
     proc = evaldsl(work, "marks.evl", *AGENT_SPEC, "--json", "r.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [c["status"] for c in record(work / "r.json")["cases"]] == ["xfailed", "xpassed", "skipped"]
-    assert prompts(work) == ["goodbye", "hello"]
+    assert sorted(prompts(work)) == ["goodbye", "hello"]  # the skipped case never ran
 
 
 def test_agent_faults_are_errors_of_their_case_and_a_hung_agent_times_out(work: Path) -> None:
@@ -314,7 +314,7 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_record(work: Path) 
     (work / "prompts.log").unlink()
     resumed = evaldsl(work, "long.evl", *AGENT_SPEC, "--resume", "rec.json")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert prompts(work) == ["block", "three"]
+    assert sorted(prompts(work)) == ["block", "three"]
     data = record(work / "rec.json")
     assert [c["name"] for c in data["cases"]] == ["first", "second", "blocks", "last"]
     assert data["meta"]["complete"] is True and data["summary"]["passed"] == 4

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import TypeVar
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,28 +26,51 @@ from hypothesis import strategies as st
 from evaldsl.syntax._format import format_text
 from evaldsl.syntax._parser import parse
 
+T = TypeVar("T")
 Tokens = list[str]
 OPENERS, CLOSERS = set("<[{("), set(">]})")
 BREAKABLE = {"then", "and", "or", "else"}
 
-WORDS = ["add", "x", "search", "send_email", "read_file", "calc.add", "x-y", "_t", "utf-8", "True"]
-KEYS = WORDS + ['"then"', '"content type"', '"any"', "path", "query"]
-TOOLS = ["search", "send_email", "read_file", "calc.add", "_t", '"then"', '"github:create_issue"', "$tool"]
+WORDS = ["add", "x", "search", "send_email", "calc.add", "x-y", "_t", "utf-8", "True"]
+KEYS = [*WORDS, '"then"', '"content type"', '"any"', "path", "query"]
+TOOLS = ["search", "send_email", "read_file", "calc.add", "_t", '"then"', '"gh:issue"', "$tool"]
 NUMBERS = ["0", "4", "-2.5", "1e3", "3.14", "10", "-7", "1E-2", "$n", "100"]
 REGEXES = [r"/a+/", r"/\d+/i", r"/^x$/ms", r"/a\/b/", r"/[a-z]+\.toml$/x"]
 DURATIONS = ["30s", "500ms", "2m", "1h"]
+IGNORING = [[], ["ignoring", "case"]]
 PLAIN = st.characters(blacklist_categories=("Cs",))
-LONG_CHARS = st.sampled_from(list("abc xyz#{}'\t") + ["\u00a0", "é", "✓", "\\n", '\\"', "\\\\", "\\u0041"])
-COMMENT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=15).map(
-    lambda s: "#" + s
-)
+LONG_ATOMS = [*"abc xyz#{}'\t", "\u00a0", "é", "✓", "\\n", '\\"', "\\\\", "\\u0041"]
+COMMENT_CHARS = st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"))
+COMMENT = st.text(COMMENT_CHARS, max_size=15).map(lambda s: "#" + s)
+TYPES = [
+    ["string"], ["array"], ["array", "of", "integer"], ["array", "of", "array"],
+    ["one", "of", "[", "a", ",", "1", "]"], ["one", "of", "[", "]"],
+]
 
 
-def flat(*parts: object) -> Tokens:
+def flat(*parts: str | Tokens) -> Tokens:
     out: Tokens = []
     for part in parts:
-        out.extend(part if isinstance(part, list) else [part])  # type: ignore[arg-type]
+        out.extend([part] if isinstance(part, str) else part)
     return out
+
+
+def sep_by(items: Sequence[Tokens], sep: str = ",") -> Tokens:
+    return [t for i, item in enumerate(items) for t in ([sep] if i else []) + item]
+
+
+def pick(draw: st.DrawFn, options: Sequence[T]) -> T:
+    return draw(st.sampled_from(options))
+
+
+def one_form(draw: st.DrawFn, forms: Sequence[Callable[[], Tokens]]) -> Tokens:
+    """Build only the form drawn, so unused alternatives cost nothing."""
+    return pick(draw, forms)()
+
+
+def commas(draw: st.DrawFn, items: Sequence[Tokens]) -> Tokens:
+    """Items separated by commas, with a trailing comma now and then."""
+    return sep_by(items) + ([","] if items and draw(st.booleans()) else [])
 
 
 # ------------------------------------------------------------- values --
@@ -53,13 +79,14 @@ def flat(*parts: object) -> Tokens:
 @st.composite
 def long_string(draw: st.DrawFn) -> str:
     base = " " * draw(st.integers(0, 6))
-    lines = draw(st.lists(
-        st.tuples(st.integers(0, 3), st.lists(LONG_CHARS, max_size=8).map("".join)), min_size=1, max_size=4
-    ))
-    body = [(base + " " * extra + text) if text.strip() else text for extra, text in lines]
-    open_inline, close_inline = draw(st.booleans()), draw(st.booleans())
-    text = '"""' + ("" if open_inline else "\n") + "\n".join(body)
-    return text + ('"""' if close_inline else "\n" + base + '"""')
+    line = st.tuples(st.integers(0, 3), st.lists(st.sampled_from(LONG_ATOMS), max_size=8))
+    body = [
+        base + " " * extra + "".join(atoms) if "".join(atoms).strip() else "".join(atoms)
+        for extra, atoms in draw(st.lists(line, min_size=1, max_size=4))
+    ]
+    opening = '"""' if draw(st.booleans()) else '"""\n'
+    closing = '"""' if draw(st.booleans()) else "\n" + base + '"""'
+    return opening + "\n".join(body) + closing
 
 
 def string() -> st.SearchStrategy[str]:
@@ -71,16 +98,8 @@ def text() -> st.SearchStrategy[str]:
 
 
 def literal() -> st.SearchStrategy[str]:
-    return st.one_of(string(), st.sampled_from(WORDS + NUMBERS + ["true", "false", "null"]), long_string())
-
-
-def sep_by(items: list[Tokens], sep: str = ",") -> Tokens:
-    return [t for i, item in enumerate(items) for t in ([sep] if i else []) + item]
-
-
-def commas(draw: st.DrawFn, items: list[Tokens]) -> Tokens:
-    """Items separated by commas, with a trailing comma now and then."""
-    return sep_by(items) + ([","] if items and draw(st.booleans()) else [])
+    words = st.sampled_from([*WORDS, *NUMBERS, "true", "false", "null"])
+    return st.one_of(string(), words, long_string())
 
 
 @st.composite
@@ -89,12 +108,12 @@ def value(draw: st.DrawFn, depth: int = 2) -> Tokens:
     if kind == 0:
         return [draw(literal())]
     if kind == 1:
-        return [draw(st.sampled_from(["$a", "$sum"]))]
+        return [pick(draw, ["$a", "$sum"])]
     items = draw(st.lists(value(depth - 1), max_size=3))
     if kind == 2:
         return flat("[", commas(draw, items), "]")
-    open_, close = draw(st.sampled_from(["<>", "{}"]))
-    entries = [flat(draw(st.sampled_from(KEYS)), ":", item) for item in items]
+    open_, close = pick(draw, ["<>", "{}"])
+    entries = [flat(pick(draw, KEYS), ":", item) for item in items]
     return flat(open_, commas(draw, entries), close)
 
 
@@ -102,58 +121,50 @@ def value(draw: st.DrawFn, depth: int = 2) -> Tokens:
 
 
 @st.composite
-def pattern_atom(draw: st.DrawFn, depth: int) -> Tokens:
-    case = lambda: draw(st.sampled_from([[], ["ignoring", "case"]]))  # noqa: E731
-    kind = draw(st.integers(0, 12 if depth else 9))
-    if kind == 0:
-        return flat(draw(st.one_of(literal(), st.just("$v"))), case())
-    if kind == 1:
-        return flat(draw(st.sampled_from(NUMBERS)), "within", draw(st.sampled_from(NUMBERS)))
-    if kind in (2, 3):
-        return [draw(st.sampled_from(["any", "absent"]))]
-    if kind == 4:
-        return flat(draw(st.sampled_from(["starts", "ends"])), "with", draw(text()), case())
-    if kind == 5:
-        return ["matches", draw(st.sampled_from(REGEXES))]
-    if kind == 6:
-        values = draw(st.lists(value(1), max_size=3))
-        return flat("one", "of", "[", commas(draw, values), "]")
-    if kind == 7:
-        op = draw(st.sampled_from([["at", "least"], ["at", "most"], ["above"], ["below"]]))
-        return flat(op, draw(st.sampled_from(NUMBERS)))
-    if kind == 8:
-        return ["between", draw(st.sampled_from(NUMBERS)), "and", draw(st.sampled_from(NUMBERS))]
-    if kind == 9:
-        return flat("contains", draw(pattern_not(0)))
-    if kind == 10:
-        return draw(object_pattern(depth - 1))
-    if kind == 11:
-        return flat("not", draw(pattern_not(depth - 1)))
-    items = draw(st.lists(pattern_or(depth - 1), max_size=3))
-    return flat("[", commas(draw, items), "]")
-
-
-def pattern_not(depth: int) -> st.SearchStrategy[Tokens]:
-    return pattern_atom(depth)
+def pattern_not(draw: st.DrawFn, depth: int) -> Tokens:
+    num = lambda: pick(draw, NUMBERS)
+    forms = [
+        lambda: flat(draw(st.one_of(literal(), st.just("$v"))), pick(draw, IGNORING)),
+        lambda: [num(), "within", num()],
+        lambda: [pick(draw, ["any", "absent"])],
+        lambda: flat(pick(draw, ["starts", "ends"]), "with", draw(text()), pick(draw, IGNORING)),
+        lambda: ["matches", pick(draw, REGEXES)],
+        lambda: flat("one", "of", "[", commas(draw, draw(st.lists(value(1), max_size=3))), "]"),
+        lambda: flat(pick(draw, [["at", "least"], ["at", "most"], ["above"], ["below"]]), num()),
+        lambda: ["between", num(), "and", num()],
+        lambda: flat("contains", draw(pattern_not(0))),
+    ]
+    if depth:
+        forms += [
+            lambda: draw(object_pattern(depth - 1)),
+            lambda: flat("not", draw(pattern_not(depth - 1))),
+            lambda: flat("[", commas(draw, draw(st.lists(pattern_or(depth - 1), max_size=3))), "]"),
+        ]
+    return one_form(draw, forms)
 
 
 @st.composite
 def pattern_or(draw: st.DrawFn, depth: int) -> Tokens:
-    alternatives = draw(st.lists(st.lists(pattern_not(depth), min_size=1, max_size=2), min_size=1, max_size=2))
-    return flat(*[t for i, alt in enumerate(alternatives) for t in (["or"] if i else []) + [
-        x for j, p in enumerate(alt) for x in (["and"] if j else []) + p
-    ]])
+    conjunction = st.lists(pattern_not(depth), min_size=1, max_size=2).map(
+        lambda x: sep_by(x, "and")
+    )
+    return sep_by(draw(st.lists(conjunction, min_size=1, max_size=2)), "or")
 
 
 @st.composite
 def object_pattern(draw: st.DrawFn, depth: int = 2) -> Tokens:
-    entries = [flat(draw(st.sampled_from(KEYS)), ":", p) for p in draw(st.lists(pattern_or(depth), max_size=3))]
-    open_, close = draw(st.sampled_from(["<>", "{}"]))
+    patterns = draw(st.lists(pattern_or(depth), max_size=3))
+    entries = [flat(pick(draw, KEYS), ":", p) for p in patterns]
+    open_, close = pick(draw, ["<>", "{}"])
     return flat(open_, commas(draw, entries), close)
 
 
 def args() -> st.SearchStrategy[Tokens]:
     return st.one_of(object_pattern(), st.just(["$args"]))
+
+
+def with_args() -> st.SearchStrategy[Tokens]:
+    return st.one_of(st.just([]), args().map(lambda a: ["with", *a]))
 
 
 # --------------------------------------------------------- predicates --
@@ -163,47 +174,54 @@ def args() -> st.SearchStrategy[Tokens]:
 def step(draw: st.DrawFn) -> Tokens:
     if draw(st.integers(0, 4)) == 0:
         return ["any", "tool"]
-    return flat(draw(st.sampled_from(TOOLS)), draw(st.one_of(st.just([]), args().map(lambda a: ["with", *a]))))
+    return flat(pick(draw, TOOLS), draw(with_args()))
 
 
 @st.composite
 def count(draw: st.DrawFn) -> Tokens:
-    n = draw(st.sampled_from(["1", "2", "$n"]))
-    return draw(st.sampled_from([
+    n = pick(draw, ["1", "2", "$n"])
+    return pick(draw, [
         [], ["once"], ["twice"], [n, "times"], ["at", "least", n, "times"],
         ["at", "most", n, "times"], ["between", n, "and", "3", "times"],
-    ]))
+    ])
 
 
 @st.composite
-def predicate(draw: st.DrawFn) -> Tokens:
-    tool = draw(st.sampled_from(TOOLS))
-    num = lambda: draw(st.sampled_from(NUMBERS))  # noqa: E731
-    case = lambda: draw(st.sampled_from([[], ["ignoring", "case"]]))  # noqa: E731
-    with_args = lambda: draw(st.one_of(st.just([]), args().map(lambda a: ["with", *a])))  # noqa: E731
-    steps = lambda: [t for i, s in enumerate(draw(st.lists(step(), min_size=2, max_size=3)))  # noqa: E731
-                     for t in (["then"] if i else []) + s]
-    forms = [
+def call_predicate(draw: st.DrawFn) -> Tokens:
+    tool = pick(draw, TOOLS)
+    steps = lambda: sep_by(draw(st.lists(step(), min_size=2, max_size=3)), "then")
+    names = st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3)
+    tools = lambda: sep_by([[t] for t in draw(names)])
+    return one_form(draw, [
         lambda: flat("called", draw(step()), draw(count())),
         lambda: flat("called", steps()),
         lambda: flat("calls", "are", steps()),
-        lambda: flat("only", "called", sep_by([[t] for t in draw(st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3))])),
-        lambda: flat(draw(st.sampled_from(["first", "last"])), "call", tool, with_args()),
+        lambda: flat("only", "called", tools()),
+        lambda: flat(pick(draw, ["first", "last"]), "call", tool, draw(with_args())),
         lambda: flat("every", "call", tool, "with", draw(args())),
-        lambda: draw(st.sampled_from([["no", "tool", "calls"], ["no", "error"], ["final", "text", "is", "empty"]])),
-        lambda: flat("final", "text", draw(st.sampled_from([["contains"], ["is"], ["starts", "with"], ["ends", "with"]])), draw(text()), case()),
-        lambda: ["final", "text", "matches", draw(st.sampled_from(REGEXES))],
-        lambda: flat("final", "number", "is", num(), draw(st.sampled_from([[], ["within", "0.5"]]))),
-        lambda: flat("final", "number", draw(st.sampled_from([["at", "least"], ["above"], ["below"]])), num()),
+        lambda: pick(draw, [["no", "tool", "calls"], ["no", "error"]]),
+    ])
+
+
+@st.composite
+def other_predicate(draw: st.DrawFn) -> Tokens:
+    num = lambda: pick(draw, NUMBERS)
+    text_op = lambda: pick(draw, [["contains"], ["is"], ["starts", "with"], ["ends", "with"]])
+    keys = st.lists(st.sampled_from(KEYS), max_size=2)
+    entries = lambda: [flat(k, ":", draw(value(1))) for k in draw(keys)]
+    return one_form(draw, [
+        lambda: flat("final", "text", text_op(), draw(text()), pick(draw, IGNORING)),
+        lambda: ["final", "text", "is", "empty"],
+        lambda: ["final", "text", "matches", pick(draw, REGEXES)],
+        lambda: flat("final", "number", "is", num(), pick(draw, [[], ["within", "0.5"]])),
+        lambda: flat("final", "number", pick(draw, [["at", "least"], ["above"], ["below"]]), num()),
         lambda: ["final", "number", "between", num(), "and", num()],
         lambda: flat("final", "json", draw(pattern_not(2))),
         lambda: ["tokens", "at", "most", num()],
-        lambda: ["duration", "at", "most", draw(st.sampled_from(DURATIONS))],
-        lambda: flat("judge", draw(text()), draw(st.sampled_from([[], ["at", "least", "0.7"]]))),
-        lambda: flat(draw(st.sampled_from(["check", '"no"', "x.y"])), "(",
-                     commas(draw, [flat(k, ":", draw(value(1))) for k in draw(st.lists(st.sampled_from(KEYS), max_size=2))]), ")"),
-    ]
-    return draw(st.sampled_from(forms))()
+        lambda: ["duration", "at", "most", pick(draw, DURATIONS)],
+        lambda: flat("judge", draw(text()), pick(draw, [[], ["at", "least", "0.7"]])),
+        lambda: flat(pick(draw, ["check", '"no"', "x.y"]), "(", commas(draw, entries()), ")"),
+    ])
 
 
 @st.composite
@@ -211,21 +229,21 @@ def expr(draw: st.DrawFn, depth: int = 2) -> Tokens:
     def operand() -> Tokens:
         roll = draw(st.integers(0, 5 if depth else 3))
         if roll == 4:
-            return flat("not", draw(expr(depth - 1)) if draw(st.booleans()) else draw(predicate()))
+            return flat("not", draw(expr(depth - 1) if draw(st.booleans()) else call_predicate()))
         if roll == 5:
             return flat("(", draw(expr(depth - 1)), ")")
-        return draw(predicate())
+        return draw(call_predicate() if roll % 2 else other_predicate())
 
-    groups = [[operand() for _ in range(draw(st.integers(1, 2)))] for _ in range(draw(st.integers(1, 2)))]
-    return flat(*[x for i, g in enumerate(groups) for x in (["or"] if i else []) + [
-        t for j, p in enumerate(g) for t in (["and"] if j else []) + p
-    ]])
+    def conjunction() -> Tokens:
+        return sep_by([operand() for _ in range(draw(st.integers(1, 2)))], "and")
+
+    return sep_by([conjunction() for _ in range(draw(st.integers(1, 2)))], "or")
 
 
 @st.composite
 def expectation(draw: st.DrawFn) -> Tokens:
-    fallbacks = draw(st.lists(expr(1), max_size=2))
-    return flat("expect", draw(expr()), *[flat("else", f, "for", "0.5") for f in fallbacks])
+    fallbacks = [flat("else", f, "for", "0.5") for f in draw(st.lists(expr(1), max_size=2))]
+    return flat("expect", draw(expr()), *fallbacks)
 
 
 # --------------------------------------------------------- statements --
@@ -233,69 +251,72 @@ def expectation(draw: st.DrawFn) -> Tokens:
 
 @st.composite
 def setting(draw: st.DrawFn) -> Tokens:
-    num = lambda: draw(st.sampled_from(NUMBERS))  # noqa: E731
-    reason = lambda: draw(st.sampled_from([[], [draw(text())]]))  # noqa: E731
-    tags = lambda: draw(st.lists(st.sampled_from(WORDS + ['"a b"', "$t"]), min_size=1, max_size=3))  # noqa: E731
-    forms = [
+    num = lambda: pick(draw, NUMBERS)
+    reason = lambda: pick(draw, [[], [draw(text())]])
+    tags = lambda: draw(st.lists(st.sampled_from([*WORDS, '"a b"', "$t"]), min_size=1, max_size=3))
+    return one_form(draw, [
         lambda: flat("tags", sep_by([[t] for t in tags()])),
-        lambda: ["repeat", num()], lambda: ["pass", "rate", "at", "least", num()],
-        lambda: ["timeout", draw(st.sampled_from(DURATIONS))], lambda: ["system", draw(text())],
-        lambda: ["mode", draw(st.sampled_from(["agent", "single-turn"]))], lambda: ["max", "turns", num()],
-        lambda: flat("skip", reason()), lambda: flat("xfail", reason()),
-    ]
-    return draw(st.sampled_from(forms))()
+        lambda: ["repeat", num()],
+        lambda: ["pass", "rate", "at", "least", num()],
+        lambda: ["timeout", pick(draw, DURATIONS)],
+        lambda: ["system", draw(text())],
+        lambda: ["mode", pick(draw, ["agent", "single-turn"])],
+        lambda: ["max", "turns", num()],
+        lambda: flat("skip", reason()),
+        lambda: flat("xfail", reason()),
+    ])
 
 
 @st.composite
 def head_stmt(draw: st.DrawFn) -> Tokens:
-    return draw(st.one_of(
-        st.builds(lambda t: ["suite", t], text()), st.builds(lambda t: ["description", t], text()),
-        st.builds(lambda s: ["use", s], string()), setting(), expectation(),
-    ))
+    return one_form(draw, [
+        lambda: ["suite", draw(text())],
+        lambda: ["description", draw(text())],
+        lambda: ["use", draw(string())],
+        lambda: draw(setting()),
+        lambda: draw(expectation()),
+    ])
 
 
 @st.composite
 def table(draw: st.DrawFn) -> list[Tokens]:
     width = draw(st.integers(1, 3))
-    rows = draw(st.lists(st.lists(value(1), min_size=width, max_size=width), min_size=1, max_size=3))
-    return [["examples"]] + [flat("|", *[flat(cell, "|") for cell in row]) for row in rows]
+    row = st.lists(value(1), min_size=width, max_size=width)
+    rows = draw(st.lists(row, min_size=1, max_size=3))
+    return [["examples"], *[flat("|", *[flat(cell, "|") for cell in row]) for row in rows]]
 
 
 @st.composite
 def case_block(draw: st.DrawFn) -> list[Tokens]:
     body = draw(st.lists(st.one_of(
-        setting(), expectation(), expectation(), st.builds(lambda t: ["prompt", t], text()),
-        st.builds(lambda v: ["setup", *v], value()),
+        setting(), expectation(), expectation(),
+        text().map(lambda t: ["prompt", t]), value().map(lambda v: ["setup", *v]),
     ), max_size=4))
-    ending = draw(st.sampled_from([[], draw(table()), [["examples", "from", draw(string())]]]))
+    ending = pick(draw, [[], draw(table()), [["examples", "from", draw(string())]]])
     return [["case", draw(text())], *body, *ending]
-
-
-TYPES = [["string"], ["array"], ["array", "of", "integer"], ["array", "of", "array"],
-         ["one", "of", "[", "a", ",", "1", "]"], ["one", "of", "[", "]"]]
-ACTIONS = st.sampled_from(["returns", "fails"])
 
 
 @st.composite
 def tool_stmt(draw: st.DrawFn) -> Tokens:
-    desc = draw(st.sampled_from([[], [draw(text())]]))
-    forms = [
-        lambda: flat("param", draw(st.sampled_from(KEYS)), draw(st.sampled_from([[], ["?"]])), ":",
-                     draw(st.sampled_from(TYPES)), desc),
-        lambda: flat("when", draw(args()), draw(ACTIONS), draw(text())),
-        lambda: flat("otherwise", draw(ACTIONS), draw(text())),
-    ]
-    return draw(st.sampled_from(forms))()
+    desc = lambda: pick(draw, [[], [draw(text())]])
+    optional = lambda: pick(draw, [[], ["?"]])
+    action = lambda: pick(draw, ["returns", "fails"])
+    return one_form(draw, [
+        lambda: flat("param", pick(draw, KEYS), optional(), ":", pick(draw, TYPES), desc()),
+        lambda: flat("when", draw(args()), action(), draw(text())),
+        lambda: flat("otherwise", action(), draw(text())),
+    ])
 
 
 @st.composite
 def tool_block(draw: st.DrawFn) -> list[Tokens]:
-    desc = draw(st.sampled_from([[], [draw(text())]]))
-    return [flat("tool", draw(st.sampled_from(TOOLS)), desc), *draw(st.lists(tool_stmt(), max_size=3))]
+    header = flat("tool", pick(draw, TOOLS), pick(draw, [[], [draw(text())]]))
+    return [header, *draw(st.lists(tool_stmt(), max_size=3))]
 
 
 @st.composite
 def statements(draw: st.DrawFn) -> list[Tokens]:
+    """A valid file's statements: a head (with tools), then cases with tools between."""
     out: list[Tokens] = []
     for _ in range(draw(st.integers(0, 3))):
         out += draw(tool_block()) if draw(st.integers(0, 3)) == 0 else [draw(head_stmt())]
@@ -308,37 +329,40 @@ def statements(draw: st.DrawFn) -> list[Tokens]:
 
 
 @st.composite
-def evl_file(draw: st.DrawFn) -> str:
-    pad = lambda: draw(st.sampled_from(["", " ", "  ", "    ", "\t"]))  # noqa: E731
-    lines: list[str] = []
-    for tokens in draw(statements()):
-        for _ in range(draw(st.integers(0, 2))):
-            lines.append(draw(st.sampled_from(["", pad() + draw(COMMENT)])))
-        line, depth = pad() + tokens[0], 0
-        for prev, tok in zip(tokens, tokens[1:]):
-            depth += (prev in OPENERS) - (prev in CLOSERS)
-            line += draw(separator(depth, tok)) + tok
-        line += draw(st.sampled_from(["", "  " + draw(COMMENT)]))
-        lines.append(line)
-    lines += draw(st.lists(st.sampled_from(["", draw(COMMENT)]), max_size=2))
-    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
+def separator(draw: st.DrawFn, depth: int, nxt: str) -> str:
+    """White space between two tokens; a line break where the language allows one."""
+    gap = pick(draw, [" ", " ", " ", "  ", "\t"])
+    if depth <= 0 and nxt not in BREAKABLE:
+        return gap
+    indent = pick(draw, ["", "  ", "      "])
+    return pick(draw, [
+        gap, gap, "\n" + indent, "  " + draw(COMMENT) + "\n" + indent,
+        "\n" + indent + draw(COMMENT) + "\n" + indent,
+    ])
 
 
 @st.composite
-def separator(draw: st.DrawFn, depth: int, nxt: str) -> str:
-    gap = draw(st.sampled_from([" ", " ", " ", "  ", "\t"]))
-    if depth <= 0 and nxt not in BREAKABLE:
-        return gap
-    indent = draw(st.sampled_from(["", "  ", "      "]))
-    return draw(st.sampled_from([
-        gap, gap, "\n" + indent, "  " + draw(COMMENT) + "\n" + indent,
-        "\n" + indent + draw(COMMENT) + "\n" + indent,
-    ]))
+def evl_file(draw: st.DrawFn) -> str:
+    pad = lambda: pick(draw, ["", " ", "  ", "    ", "\t"])
+    lines: list[str] = []
+    for tokens in draw(statements()):
+        for _ in range(draw(st.integers(0, 2))):
+            lines.append(pick(draw, ["", pad() + draw(COMMENT)]))
+        line, depth = pad() + tokens[0], 0
+        for prev, tok in pairwise(tokens):
+            depth += (prev in OPENERS) - (prev in CLOSERS)
+            line += draw(separator(depth, tok)) + tok
+        lines.append(line + pick(draw, ["", "  " + draw(COMMENT)]))
+    lines += draw(st.lists(st.sampled_from(["", draw(COMMENT)]), max_size=2))
+    return "\n".join(lines) + pick(draw, ["", "\n", "\n\n"])
 
 
 # --------------------------------------------------------- properties --
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=150, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def comment_texts(src: str) -> Counter[str]:

@@ -73,7 +73,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict]], str]] = {
 def _baseline_prompts() -> list[str]:
     prompts = []
     for path in sorted(BASELINE.glob("*.evl")):
-        for match in re.finditer(r'^\s*prompt ("(?:[^"\\]|\\.)*")\s*$', path.read_text(), re.M):
+        for match in re.finditer(r'^\s*prompt ("(?:[^"\\]|\\.)*")\s*$', path.read_text(), re.MULTILINE):
             prompts.append(json.loads(match.group(1)))
     return prompts
 

@@ -45,8 +45,22 @@ EVL_KINDS = ("evl", "evl-error", "evl-fragment")
 _OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`]*)$")
 _CODE = re.compile(r"[EW]\d{3}")
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_CASE_WORDS = {"expect", "tags", "repeat", "pass", "timeout", "system", "mode", "max", "skip",
-               "xfail", "setup"}
+_CASE_WORDS = frozenset(
+    [
+        "expect",
+        "tags",
+        "repeat",
+        "pass",
+        "timeout",
+        "system",
+        "mode",
+        "max",
+        "skip",
+        "xfail",
+        "setup",
+    ]
+)
+"""First words of the case lines that a fragment may start with; anything else is a pattern."""
 
 
 @dataclass(frozen=True)
@@ -59,9 +73,13 @@ class Block:
     words: tuple[str, ...]
     text: str
 
+    column: int = 0
+    """For an inline example, its column (a line may hold several)."""
+
     @property
     def id(self) -> str:
-        return f"{self.doc.name}:{self.line}"
+        where = f"{self.doc.name}:{self.line}"
+        return f"{where}:{self.column}" if self.column else where
 
     @property
     def file(self) -> str | None:
@@ -84,7 +102,9 @@ def fenced_blocks(doc: Path) -> list[Block]:
         fence, indent = m["fence"], len(m["indent"])
         words = tuple(m["info"].split())
         body, j = [], i + 1
-        while j < len(lines) and not (lines[j].strip().startswith(fence) and set(lines[j].strip()) == {"`"}):
+        while j < len(lines) and not (
+            lines[j].strip().startswith(fence) and set(lines[j].strip()) == {"`"}
+        ):
             body.append(lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j])
             j += 1
         assert j < len(lines), f"{doc.name}:{i + 1}: fence never closed"
@@ -106,12 +126,23 @@ def inline_examples(doc: Path) -> list[Block]:
         for m in _SPAN.finditer(line):
             code = m[2].strip() if len(m[1]) > 1 else m[2]
             if code.startswith("expect "):
-                found.append(Block(doc, number, "evl-fragment", (), code.replace("\\|", "|") + "\n"))
+                found.append(
+                    Block(
+                        doc,
+                        number,
+                        "evl-fragment",
+                        (),
+                        code.replace("\\|", "|") + "\n",
+                        column=m.start() + 1,
+                    )
+                )
     return found
 
 
 BLOCKS = [b for doc in DOCS for b in fenced_blocks(doc)]
-EVL_BLOCKS = [b for b in BLOCKS if b.kind in EVL_KINDS] + [b for doc in DOCS for b in inline_examples(doc)]
+EVL_BLOCKS = [b for b in BLOCKS if b.kind in EVL_KINDS] + [
+    b for doc in DOCS for b in inline_examples(doc)
+]
 CONSOLE_BLOCKS = [b for b in BLOCKS if b.kind == "console" and b.text.startswith("$ evaldsl ")]
 
 
@@ -152,19 +183,29 @@ def test_example(block: Block, example_dirs: dict[Path, Path]) -> None:
             evaldsl.compile(text, filename)
         found = {d.code for d in info.value.diagnostics}
         assert info.value.errors, f"{block.id}: raised without an error"
-        assert block.codes <= found, f"{block.id}: expected {sorted(block.codes)}, got:\n{info.value}"
+        assert block.codes <= found, (
+            f"{block.id}: expected {sorted(block.codes)}, got:\n{info.value}"
+        )
         return
     try:
         suite = evaldsl.compile(text, filename)
     except EvlError as exc:
-        pytest.fail(f"{block.id}: the example does not compile:\n{exc.render()}\n--- source ---\n{text}")
+        pytest.fail(
+            f"{block.id}: the example does not compile:\n{exc.render()}\n--- source ---\n{text}"
+        )
     warned = {w.code for w in suite.warnings}
-    assert warned == block.codes, f"{block.id}: warnings {sorted(warned)}, the page lists {sorted(block.codes)}"
+    assert warned == block.codes, (
+        f"{block.id}: warnings {sorted(warned)}, the page lists {sorted(block.codes)}"
+    )
 
 
 @pytest.mark.parametrize("block", CONSOLE_BLOCKS, ids=lambda b: b.id)
-def test_console(block: Block, example_dirs: dict[Path, Path], capsys: pytest.CaptureFixture[str],
-                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_console(
+    block: Block,
+    example_dirs: dict[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from evaldsl.cli import main
 
     command, _, shown = block.text.partition("\n")
@@ -184,7 +225,9 @@ def test_the_page_has_examples_of_every_kind() -> None:
 
 def test_fragments_are_wrapped_in_a_case() -> None:
     assert wrap_fragment('contains "x"\n') == (
-        'case "fragment"\n  prompt "fragment"\n  expect no error\n  expect called t with <k: contains "x">\n')
+        'case "fragment"\n  prompt "fragment"\n  expect no error\n'
+        '  expect called t with <k: contains "x">\n'
+    )
     assert wrap_fragment("repeat 3\n").endswith("  expect no error\n  repeat 3\n")
 
 
@@ -201,89 +244,245 @@ DETAILS: list[tuple[str, tuple[tuple[str, Any], ...], dict[str, Any], str]] = [
     # (expectation, calls, other artifacts, a detail the page quotes)
     ("called search", (("fetch_page", {}),), {}, "search was not called; calls: fetch_page"),
     ("called search", (), {}, "no tool was called"),
-    ("called calculator with <op: add>", (("calculator", {"op": "sub", "a": 2, "b": 2}),), {},
-     'no call of calculator matched <op: add>; calls of calculator: calculator({"op": "sub", "a": 2, '
-     '"b": 2}); closest: op: expected "add", got "sub"'),
+    (
+        "called calculator with <op: add>",
+        (("calculator", {"op": "sub", "a": 2, "b": 2}),),
+        {},
+        (
+            "no call of calculator matched <op: add>; calls of calculator: "
+            'calculator({"op": "sub", "a": 2, "b": 2}); closest: op: expected "add", got "sub"'
+        ),
+    ),
     ("called search twice", (("search", {}),), {}, "expected search twice, called 1 time"),
-    ("called calculator with <op: add> at least 2 times", (("calculator", {"op": "add"}),), {},
-     'expected calculator with <op: add> at least 2 times, matched 1 time; calls of calculator: '
-     'calculator({"op": "add"})'),
-    ("called any tool at most 2 times", (("a", {}), ("b", {}), ("c", {})), {},
-     "expected any tool at most 2 times, called 3 times; calls: a, b, c"),
-    ("called search then send_email", (("send_email", {}), ("search", {})), {},
-     "step 2 (send_email) not found after search at call 2; calls: send_email, search"),
-    ("calls are search then send_email", (("search", {}), ("fetch", {})), {},
-     "call 2 was fetch, expected send_email; calls: search, fetch"),
-    ("calls are search then send_email", (("search", {}), ("send_email", {}), ("search", {})), {},
-     "expected 2 calls, got 3; calls: search, send_email, search"),
-    ("only called read_file, list_files", (("read_file", {}), ("delete_file", {})), {},
-     "called tools not allowed: delete_file (call 2); allowed: read_file, list_files"),
-    ("first call read_file", (("list_files", {}), ("read_file", {})), {},
-     "first call was list_files, not read_file; calls: list_files, read_file"),
-    ("last call send_email with <to: \"bob@example.com\">", (("send_email", {"to": "al@example.com"}),), {},
-     'last call send_email({"to": "al@example.com"}) did not match <to: "bob@example.com">: '
-     'to: expected "bob@example.com", got "al@example.com"'),
-    ('every call read_file with <path: starts with "src/">',
-     (("read_file", {"path": "src/a.rs"}), ("read_file", {"path": "/etc/passwd"})), {},
-     '1 of 2 calls of read_file did not match <path: starts with "src/">; call 2 read_file({"path": '
-     '"/etc/passwd"}): path: expected a string starting with "src/", got "/etc/passwd"'),
+    (
+        "called calculator with <op: add> at least 2 times",
+        (("calculator", {"op": "add"}),),
+        {},
+        (
+            "expected calculator with <op: add> at least 2 times, matched 1 time; "
+            'calls of calculator: calculator({"op": "add"})'
+        ),
+    ),
+    (
+        "called any tool at most 2 times",
+        (("a", {}), ("b", {}), ("c", {})),
+        {},
+        "expected any tool at most 2 times, called 3 times; calls: a, b, c",
+    ),
+    (
+        "called search then send_email",
+        (("send_email", {}), ("search", {})),
+        {},
+        "step 2 (send_email) not found after search at call 2; calls: send_email, search",
+    ),
+    (
+        "calls are search then send_email",
+        (("search", {}), ("fetch", {})),
+        {},
+        "call 2 was fetch, expected send_email; calls: search, fetch",
+    ),
+    (
+        "calls are search then send_email",
+        (("search", {}), ("send_email", {}), ("search", {})),
+        {},
+        "expected 2 calls, got 3; calls: search, send_email, search",
+    ),
+    (
+        "only called read_file, list_files",
+        (("read_file", {}), ("delete_file", {})),
+        {},
+        "called tools not allowed: delete_file (call 2); allowed: read_file, list_files",
+    ),
+    (
+        "first call read_file",
+        (("list_files", {}), ("read_file", {})),
+        {},
+        "first call was list_files, not read_file; calls: list_files, read_file",
+    ),
+    (
+        'last call send_email with <to: "bob@example.com">',
+        (("send_email", {"to": "al@example.com"}),),
+        {},
+        (
+            'last call send_email({"to": "al@example.com"}) did not match <to: "bob@example.com">: '
+            'to: expected "bob@example.com", got "al@example.com"'
+        ),
+    ),
+    (
+        'every call read_file with <path: starts with "src/">',
+        (("read_file", {"path": "src/a.rs"}), ("read_file", {"path": "/etc/passwd"})),
+        {},
+        (
+            '1 of 2 calls of read_file did not match <path: starts with "src/">; '
+            'call 2 read_file({"path": "/etc/passwd"}): '
+            'path: expected a string starting with "src/", got "/etc/passwd"'
+        ),
+    ),
     ("no tool calls", (("search", {}),), {}, "expected no tool calls, got 1; calls: search"),
-    ("not called delete_repo", (("delete_repo", {"name": "prod"}),), {},
-     'expected not `called delete_repo`, but it held; calls: delete_repo({"name": "prod"})'),
-    ('final text contains "hello"', (), {"final_text": "Hi there"},
-     'final text "Hi there" does not contain "hello"'),
+    (
+        "not called delete_repo",
+        (("delete_repo", {"name": "prod"}),),
+        {},
+        'expected not `called delete_repo`, but it held; calls: delete_repo({"name": "prod"})',
+    ),
+    (
+        'final text contains "hello"',
+        (),
+        {"final_text": "Hi there"},
+        'final text "Hi there" does not contain "hello"',
+    ),
     ('final text contains "hello"', (), {}, "no final text"),
     ('final text is "Paris"', (), {"final_text": "Paris."}, 'final text "Paris." is not "Paris"'),
-    ('final text starts with "Yes"', (), {"final_text": "No."}, 'final text "No." does not start with "Yes"'),
-    ("final text matches /[0-9]{3}/", (), {"final_text": "abc"},
-     'final text "abc" does not match /[0-9]{3}/'),
+    (
+        'final text starts with "Yes"',
+        (),
+        {"final_text": "No."},
+        'final text "No." does not start with "Yes"',
+    ),
+    (
+        "final text matches /[0-9]{3}/",
+        (),
+        {"final_text": "abc"},
+        'final text "abc" does not match /[0-9]{3}/',
+    ),
     ("final text is empty", (), {"final_text": "x"}, 'final text "x" is not empty'),
     ("final number is 4", (), {"final_text": "2 + 2 = 5"}, "last number 5 is not 4"),
+    ("final number at least 10", (), {"final_text": "9 items"}, "last number 9 is not at least 10"),
     ("final number is 4", (), {"final_text": "no digits"}, 'no number in final text "no digits"'),
-    ("final number is 3.14 within 0.001", (), {"final_text": "pi is 3.1416"},
-     "last number 3.1416 is not 3.14 (within 0.001)"),
-    ("final number between 1 and 5", (), {"final_text": "a loss of -1,024.50"},
-     "last number -1024.5 is not between 1 and 5"),
-    ('final json <name: "Ada">', (), {"final_text": '{"name": "Bob"}'},
-     'final json {"name": "Bob"}: name: expected "Ada", got "Bob"'),
-    ('final json <name: "Ada">', (), {"final_text": "just prose"},
-     'final text is not JSON and holds no ```json block: "just prose"'),
-    ('final json <name: "Ada">', (), {"final_text": "```json\n{}\n```\n```json\n{}\n```"},
-     "final text holds 2 ```json blocks, expected exactly one"),
-    ("no error", (), {"error": "HTTP 500 from the backend"},
-     "the run reported an error: HTTP 500 from the backend"),
+    (
+        "final number is 3.14 within 0.001",
+        (),
+        {"final_text": "pi is 3.1416"},
+        "last number 3.1416 is not 3.14 (within 0.001)",
+    ),
+    (
+        "final number between 1 and 5",
+        (),
+        {"final_text": "a loss of -1,024.50"},
+        "last number -1024.5 is not between 1 and 5",
+    ),
+    (
+        'final json <name: "Ada">',
+        (),
+        {"final_text": '{"name": "Bob"}'},
+        'final json {"name": "Bob"}: name: expected "Ada", got "Bob"',
+    ),
+    (
+        'final json <name: "Ada">',
+        (),
+        {"final_text": "just prose"},
+        'final text is not JSON and holds no ```json block: "just prose"',
+    ),
+    (
+        'final json <name: "Ada">',
+        (),
+        {"final_text": "```json\n{}\n```\n```json\n{}\n```"},
+        "final text holds 2 ```json blocks, expected exactly one",
+    ),
+    (
+        "no error",
+        (),
+        {"error": "HTTP 500 from the backend"},
+        "the run reported an error: HTTP 500 from the backend",
+    ),
     ("tokens at most 1000", (), {"tokens": 1500}, "the run used 1500 tokens, more than 1000"),
     ("tokens at most 1000", (), {}, "the run reported no token count"),
     ("duration at most 2s", (), {"duration_s": 3.5}, "the run took 3.5s, more than 2s"),
     ("called a or called b", (), {}, "none held: no tool was called; no tool was called"),
-    ("first call read_file else first call list_files for 0.5", (("list_files", {}),), {},
-     "first call was list_files, not read_file; calls: list_files; fallback `first call list_files` "
-     "held, credit 0.5"),
-    ("called search with <limit: above 5>", (("search", '{"limit": 5}'),), {},
-     "closest: limit: expected above 5, got 5"),
-    ("called search with <query: any>", (("search", "query=weather"),), {},
-     "closest: arguments are not valid JSON: query=weather"),
-    ("called search with <query: any>", (("search", {"q": "x"}),), {}, 'closest: missing key "query"'),
-    ("called send_email with <cc: absent>", (("send_email", {"cc": "boss@example.com"}),), {},
-     'closest: cc: expected no such key, got "boss@example.com"'),
-    ("called list_files with <options: <recursive: true>>",
-     (("list_files", {"options": {"recursive": False}}),), {},
-     "closest: options.recursive: expected true, got false"),
-    ("called t with <ids: [1, 2]>", (("t", {"ids": [1, 2, 3]}),), {},
-     "closest: ids: expected an array of 2 elements, got 3: [1, 2, 3]"),
-    ('called t with <tags: contains news and contains weather>', (("t", {"tags": ["news"]}),), {},
-     'closest: tags: expected an array containing "weather", got ["news"]'),
-    ("called t with <unit: one of [celsius, fahrenheit]>", (("t", {"unit": "kelvin"}),), {},
-     'closest: unit: expected one of ["celsius", "fahrenheit"], got "kelvin"'),
+    (
+        "first call read_file else first call list_files for 0.5",
+        (("list_files", {}),),
+        {},
+        (
+            "first call was list_files, not read_file; calls: list_files; "
+            "fallback `first call list_files` held, credit 0.5"
+        ),
+    ),
+    (
+        "called search with <limit: above 5>",
+        (("search", '{"limit": 5}'),),
+        {},
+        "closest: limit: expected above 5, got 5",
+    ),
+    (
+        "called search with <query: any>",
+        (("search", "query=weather"),),
+        {},
+        "closest: arguments are not valid JSON: query=weather",
+    ),
+    (
+        "called search with <query: any>",
+        (("search", {"q": "x"}),),
+        {},
+        'closest: missing key "query"',
+    ),
+    (
+        "called send_email with <cc: absent>",
+        (("send_email", {"cc": "boss@example.com"}),),
+        {},
+        'closest: cc: expected no such key, got "boss@example.com"',
+    ),
+    (
+        "called list_files with <options: <recursive: true>>",
+        (("list_files", {"options": {"recursive": False}}),),
+        {},
+        "closest: options.recursive: expected true, got false",
+    ),
+    (
+        "called t with <ids: [1, 2]>",
+        (("t", {"ids": [1, 2, 3]}),),
+        {},
+        "closest: ids: expected an array of 2 elements, got 3: [1, 2, 3]",
+    ),
+    (
+        "called t with <tags: contains news and contains weather>",
+        (("t", {"tags": ["news"]}),),
+        {},
+        'closest: tags: expected an array containing "weather", got ["news"]',
+    ),
+    (
+        "called t with <unit: one of [celsius, fahrenheit]>",
+        (("t", {"unit": "kelvin"}),),
+        {},
+        'closest: unit: expected one of ["celsius", "fahrenheit"], got "kelvin"',
+    ),
     ("called t with <n: 2>", (("t", {"n": True}),), {}, "closest: n: expected 2, got true"),
 ]
 
 
-@pytest.mark.parametrize("expect, calls, artifacts, detail", DETAILS, ids=[d[0] + " " + d[3][:30] for d in DETAILS])
+@pytest.mark.parametrize(
+    "expect, calls, artifacts, detail", DETAILS, ids=[d[0] + " " + d[3][:30] for d in DETAILS]
+)
 def test_quoted_detail(expect: str, calls: tuple, artifacts: dict, detail: str) -> None:
     actual = _run(expect, calls, **artifacts)
     assert actual is not None and detail in actual, f"the code now says: {actual!r}"
-    assert detail in LANGUAGE.read_text(encoding="utf-8"), "docs/language.md does not quote this detail"
+    assert detail in LANGUAGE.read_text(encoding="utf-8"), (
+        "docs/language.md does not quote this detail"
+    )
+
+
+def test_quoted_judge_and_custom_details() -> None:
+    page = LANGUAGE.read_text(encoding="utf-8")
+    src = (
+        'case "c"\n  prompt "p"\n  expect judge "The answer is polite"\n'
+        '  expect file_exists(path: "out/report.md")\n'
+    )
+    judge, custom = evaldsl.compile(src).cases[0].expectations
+
+    def scored(score: float) -> Any:
+        return lambda *, rubric, prompt, artifacts: score
+
+    detail = judge(EvalContext(artifacts=RunArtifacts(), judge=scored(0.4))).detail
+    assert detail == 'judge scored 0.40, below 0.5, on "The answer is polite"' and detail in page
+    assert judge(EvalContext(artifacts=RunArtifacts(), judge=scored(0.5))).passed
+    for result, expected in (
+        (False, "file_exists returned false"),
+        (0.5, "file_exists gave credit 0.5"),
+    ):
+        ctx = EvalContext(
+            artifacts=RunArtifacts(), predicates={"file_exists": lambda a, w, r=result, **k: r}
+        )
+        assert custom(ctx).detail == expected and expected in page
 
 
 def test_quoted_details_that_hold() -> None:
@@ -291,12 +490,46 @@ def test_quoted_details_that_hold() -> None:
     assert _run('final text is "Paris"', final_text="  Paris\n") is None
     assert _run("final number is 4", final_text="3-4") is None
     assert _run("final number is 2", final_text="v2") == 'no number in final text "v2"'
-    assert _run("final json <a: 1>", final_text="Here:\n```JSON\n{\"a\": 1}\n```") is None
-    assert _run("final json <a: 1>", final_text="```jsonc\n{\"a\": 1}\n```") is not None
+    assert _run("final json <a: 1>", final_text='Here:\n```JSON\n{"a": 1}\n```') is None
+    assert _run("final json <a: 1>", final_text='```jsonc\n{"a": 1}\n```') is not None
     assert _run('called t with <k: "straße" ignoring case>', (("t", {"k": "STRASSE"}),)) is None
     assert _run("called t with <k: 2>", (("t", {"k": 2.0}),)) is None
     assert _run("every call t with <k: 1>") is None
     assert _run("only called t") is None
+
+
+def _compiled(marker: str) -> Any:
+    """The compiled suite of the one fenced example holding `marker`."""
+    (block,) = [b for b in BLOCKS if b.doc == LANGUAGE and b.kind == "evl" and marker in b.text]
+    return evaldsl.compile(block.text)
+
+
+def test_quoted_renderings() -> None:
+    # What the page says its examples compile to.
+    long = _compiled("Summarise this in one sentence").cases[0]
+    assert (
+        long.prompt
+        == 'Summarise this in one sentence:\n\n  "The quick brown fox jumps over the lazy dog."'
+    )
+    assert [c.name for c in _compiled("adds {{a}} and {{b}}").cases] == [
+        "adds 2 and 2",
+        "adds 10 and 32",
+        "adds 1 and 0.5",
+    ]
+    jinja = _compiled("explains {{ engine }} syntax").cases[0]
+    assert jinja.prompt == "In Jinja, what does {{ user }} do?"
+    capitals = _compiled("Bhutan").cases
+    assert [(c.settings.tags, c.settings.skip) for c in capitals] == [
+        (("europe",), None),
+        (("asia", "big"), None),
+        (("asia", "small"), "the agent has no data"),
+    ]
+    settings = _compiled("summarises the changelog").cases
+    assert settings[0].settings.tags == ("nightly", "docs")
+    assert (settings[1].settings.xfail, settings[2].settings.skip) == (
+        "the agent cannot edit files yet",
+        "",
+    )
 
 
 # -------------------------------------------------- mock tool answers --
@@ -309,12 +542,23 @@ def _doc_block(name: str) -> Block:
 MOCK_ANSWERS = [
     ({"path": "Cargo.toml"}, True, '[package]\nname = "agents-v2"'),
     ({"path": "secrets/key.pem"}, False, "Error: permission denied"),
-    ({"path": "notes.txt"}, False, 'Error: read_file: no canned answer for arguments {"path": "notes.txt"}'),
+    (
+        {"path": "notes.txt"},
+        False,
+        'Error: read_file: no canned answer for arguments {"path": "notes.txt"}',
+    ),
     ({}, False, "Error: read_file: missing required parameter `path`"),
     ({"path": 7}, False, "Error: read_file: parameter `path` must be a string"),
-    ({"path": "a", "encoding": "ascii"}, False,
-     'Error: read_file: parameter `encoding` must be one of ["utf-8", "latin-1"]'),
-    ({"path": "a", "lines": [1, 2.5]}, False, "Error: read_file: parameter `lines` item 1 must be an integer"),
+    (
+        {"path": "a", "encoding": "ascii"},
+        False,
+        'Error: read_file: parameter `encoding` must be one of ["utf-8", "latin-1"]',
+    ),
+    (
+        {"path": "a", "lines": [1, 2.5]},
+        False,
+        "Error: read_file: parameter `lines` item 1 must be an integer",
+    ),
     ("path=a", False, "Error: read_file: arguments are not valid JSON: path=a"),
     ([1], False, "Error: read_file: arguments must be an object"),
 ]
@@ -328,7 +572,9 @@ def test_mock_tool_answers(args: Any, ok: bool, text: str, example_dirs: dict[Pa
     answer = tool.answer(args)
     assert (answer.ok, answer.text) == (ok, text)
     if not ok and text.startswith("Error: read_file"):
-        assert text in LANGUAGE.read_text(encoding="utf-8"), "docs/language.md does not quote this answer"
+        assert text in LANGUAGE.read_text(encoding="utf-8"), (
+            "docs/language.md does not quote this answer"
+        )
 
 
 # ------------------------------------------------------- error codes --

@@ -73,7 +73,9 @@ def test_blank_lines_collapse_to_one_and_are_not_invented() -> None:
 
 
     ''')
-    assert out == 'suite "S"\n\ntimeout 30s\nrepeat 2\n\ncase "a"\n\n  prompt "p"\n  expect no error\n'
+    assert out == (
+        'suite "S"\n\ntimeout 30s\nrepeat 2\n\ncase "a"\n\n  prompt "p"\n  expect no error\n'
+    )
 
 
 def test_a_head_statement_after_a_tool_block_keeps_column_zero() -> None:
@@ -269,7 +271,8 @@ def test_the_width_limit_is_inclusive() -> None:
     fits = head + " then " + "c" * (MAX_WIDTH - len(head) - 6)
     assert len(fits) == MAX_WIDTH
     assert format_text(fits) == fits + "\n"
-    assert format_text(fits + "c") == "expect called a\n  then b\n  then " + "c" * (MAX_WIDTH - len(head) - 5) + "\n"
+    broken = "expect called a\n  then b\n  then " + "c" * (MAX_WIDTH - len(head) - 5) + "\n"
+    assert format_text(fits + "c") == broken
 
 
 def test_a_long_expression_without_then_or_else_stays_on_one_line() -> None:

@@ -197,7 +197,9 @@ def test_label_of_an_expectation_statement() -> None:
 
 def test_expectation_parts_split_a_chain_and_its_fallbacks() -> None:
     node = expectation("called a with <x: 1> then b then c else no error for 0.5")
-    assert expectation_parts(node) == ["called a with <x: 1>", "then b", "then c", "else no error for 0.5"]
+    assert expectation_parts(node) == [
+        "called a with <x: 1>", "then b", "then c", "else no error for 0.5",
+    ]
     assert expectation_parts(expectation("calls are a then b")) == ["calls are a", "then b"]
     assert expectation_parts(expectation("called a and called b")) == ["called a and called b"]
 
@@ -287,9 +289,8 @@ def test_regex_escapes_a_bare_slash() -> None:
 
 def test_durations_and_types() -> None:
     assert unparse(a.Duration(amount=2, unit="m")) == "2m"
-    assert unparse(a.ArrayType(of=a.OneOfType(values=(a.Word(value="x"), a.Number(value=1, raw="1"))))) == (
-        "array of one of [x, 1]"
-    )
+    one_of = a.OneOfType(values=(a.Word(value="x"), a.Number(value=1, raw="1")))
+    assert unparse(a.ArrayType(of=one_of)) == "array of one of [x, 1]"
 
 
 # ------------------------------------------------------------- trees --
