@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import yaml  # noqa: E402
-from gen_suite import SEED, generate  # noqa: E402
+import yaml
+from gen_suite import SEED, generate
 
-import evaldsl  # noqa: E402
+import evaldsl
 
 
 def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:

@@ -105,7 +105,7 @@ def overhead(cases: int, repeats: int) -> None:
     assert report.summary.total == cases and report.summary.errors == 0, report.summary
     print(f"overhead: {cases} cases x 5 expectations, agent returns at once, best of {repeats}")
     for agent in (InstantAsync(), InstantSync()):
-        wall, cpu = best_of(repeats, lambda: run_suite(agent, suite))
+        wall, cpu = best_of(repeats, lambda agent=agent: run_suite(agent, suite))
         per_case, cpu_case = wall / cases * 1e6, cpu / cases * 1e6
         verdict = "met" if per_case < 100 else "MISSED"
         print(f"  {agent.name:<14} wall {wall:6.3f} s = {per_case:6.1f} us a case "

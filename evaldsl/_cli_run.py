@@ -46,9 +46,12 @@ class _Usage(Exception):
     """A problem with what the user asked for: one line on stderr, exit 4."""
 
 
-def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from .run._scheduler import DEFAULT_CONCURRENCY
+DEFAULT_CONCURRENCY = 8
+"""The runner's default (`run._scheduler.DEFAULT_CONCURRENCY`, kept equal by a test); repeated
+here so that building the parser, which every command does, does not import the runner."""
 
+
+def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "run", help="run .evl suites against an agent",
         description="Run .evl suites against an agent and report, like pytest.",
@@ -152,7 +155,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     from .run._record import RunMeta
 
     subject = _subject(args)
-    flat = flatten_cases(_load(args.paths, subject))
+    flat = flatten_cases(_load(list(dict.fromkeys(args.paths)), subject))
     previous = _read(args.resume) if args.resume else None
     last_failed = _last_failed() if args.last_failed else None
     selected = _select(flat, args, last_failed)

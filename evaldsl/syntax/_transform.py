@@ -10,6 +10,7 @@ collected in `diagnostics` instead of raised, so one parse reports them all.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -23,15 +24,19 @@ _ESCAPE_OR_QUOTE = re.compile(r'\\[\s\S]|"')
 
 
 def _long_string_body(raw: str) -> str:
-    """Dedent a long string's raw body (before escapes are decoded)."""
+    """Dedent a long string's raw body (before escapes are decoded).
+
+    The common leading white space is a common *prefix* (as in textwrap), so
+    tabs and spaces are never mixed up; blank means spaces and tabs only.
+    """
     lines = raw.split("\n")
-    if len(lines) > 1 and not lines[0].strip():
+    if len(lines) > 1 and not lines[0].strip(" \t"):
         lines = lines[1:]
-    if len(lines) > 1 and not lines[-1].strip():
+    if len(lines) > 1 and not lines[-1].strip(" \t"):
         lines = lines[:-1]
-    indents = [len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip()]
-    cut = min(indents, default=0)
-    return "\n".join(ln[cut:] if ln.strip() else ln.lstrip(" \t") for ln in lines)
+    indents = [ln[: len(ln) - len(ln.lstrip(" \t"))] for ln in lines if ln.strip(" \t")]
+    cut = len(os.path.commonprefix(indents)) if indents else 0
+    return "\n".join(ln[cut:] if ln.strip(" \t") else "" for ln in lines)
 
 
 def _escape_quotes(body: str) -> str:
@@ -83,7 +88,7 @@ class ToAst:
         try:
             if tok.type == "LONG_STRING":
                 return json.loads('"' + _escape_quotes(_long_string_body(text[3:-3])) + '"', strict=False)
-            return json.loads(text)
+            return json.loads(text, strict=False)  # a raw tab in a string is kept, not an error
         except json.JSONDecodeError as exc:
             self.diagnostics.append(error(
                 "E103", "invalid escape in string", self._tok_span(tok),

@@ -122,6 +122,12 @@ def name(value: str) -> str:
     return value
 
 
+def key(value: str) -> str:
+    """An argument key or param name: bare whenever it is a name (no keyword is expected
+    where a key stands, so even `not` or `with` reads back as a key), else a JSON string."""
+    return value if _NAME.fullmatch(value) else quote(value)
+
+
 def long_block(value: str, indent: int) -> str:
     """A `\"\"\"` block that the parser's dedent turns back into `value`.
 
@@ -222,7 +228,7 @@ def _word(un: _Unparser, n: a.Word) -> str:
 _on(a.Number)(lambda un, n: n.raw)
 _on(a.Constant)(lambda un, n: {True: "true", False: "false", None: "null"}[n.value])
 _on(a.Placeholder)(lambda un, n: "$" + n.name)
-_on(a.Entry)(lambda un, n: f"{name(n.key)}: {un(n.value)}")
+_on(a.Entry)(lambda un, n: f"{key(n.key)}: {un(n.value)}")
 _on(a.ArrayValue)(lambda un, n: f"[{un.join(n.items)}]")
 _on(a.ObjectValue)(lambda un, n: f"<{un.join(n.entries)}>")
 _on(a.Duration)(lambda un, n: f"{n.amount}{n.unit}")
@@ -241,7 +247,7 @@ def _regex(un: _Unparser, n: a.Regex) -> str:
 
 _on(a.EqualsPattern)(lambda un, n: un(n.value) + _case(n.ignore_case))
 _on(a.WithinPattern)(lambda un, n: f"{un(n.value)} within {un(n.tolerance)}")
-_on(a.KeyPattern)(lambda un, n: f"{name(n.key)}: {un(n.pattern)}")
+_on(a.KeyPattern)(lambda un, n: f"{key(n.key)}: {un(n.pattern)}")
 _on(a.ObjectPattern)(lambda un, n: f"<{un.join(n.entries)}>")
 _on(a.ArrayPattern)(lambda un, n: f"[{un.join(n.items)}]")
 _on(a.AnyPattern)(lambda un, n: "any")
@@ -346,7 +352,7 @@ _on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}")
 @_on(a.ParamStmt)
 def _param(un: _Unparser, n: a.ParamStmt) -> str:
     optional = "?" if n.optional else ""
-    return f"param {name(n.name)}{optional}: {un(n.type)}{un.opt(' ', n.description)}"
+    return f"param {key(n.name)}{optional}: {un(n.type)}{un.opt(' ', n.description)}"
 
 
 @_on(a.Suite)

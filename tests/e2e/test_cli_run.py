@@ -338,6 +338,13 @@ def test_harness_with_a_custom_predicate(work: Path) -> None:
     assert proc.returncode == 4 and "stock_iz" in proc.stderr
 
 
+def test_the_cli_default_concurrency_is_the_runners() -> None:
+    from evaldsl import _cli_run
+    from evaldsl.run import _scheduler
+
+    assert _cli_run.DEFAULT_CONCURRENCY == _scheduler.DEFAULT_CONCURRENCY
+
+
 # ---- exit code 3 (in process: an internal failure cannot be provoked from outside) -----------
 
 

@@ -91,7 +91,7 @@ PREDICATES = [
     'judge "polite" at least 0.7',
     "name(k: v)",
     "name()",
-    '"my:pred"(a: [1, 2], b: <c: null>, "no": true)',
+    '"my:pred"(a: [1, 2], b: <c: null>, no: true)',
 ]
 
 EXPRESSIONS = [
@@ -238,6 +238,14 @@ def test_keywords_are_every_quoted_word_of_the_grammar() -> None:
 def test_names_are_bare_only_when_they_can_be(value: str, text: str) -> None:
     assert name(value) == text
     assert unparse(a.ToolName(name=value)) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [("then", "then"), ("any", "any"), ("true", "true"), ("a.b-c", "a.b-c"),
+     ("github:create_issue", '"github:create_issue"'), ("a b", '"a b"'), ("", '""')],
+)
+def test_keys_are_quoted_only_when_not_names(value: str, text: str) -> None:
     assert unparse(a.KeyPattern(key=value, pattern=a.AnyPattern())) == f"{text}: any"
 
 
@@ -340,3 +348,12 @@ def test_every_node_class_can_be_unparsed() -> None:
 
     missing = {cls.__name__ for cls in subclasses(a.Node)} - {cls.__name__ for cls in _METHODS}
     assert missing == set()
+
+
+def test_keys_named_like_keywords_stay_bare_and_read_back() -> None:
+    from evaldsl import parse
+    from evaldsl.syntax._unparse import unparse
+
+    text = 'case "c"\n  prompt "p"\n  expect called t with <not: 1, with: 2, text: "hi", "a b": 3>\n'
+    expr = parse(text).cases[0].body[1].expectation  # type: ignore[union-attr]
+    assert unparse(expr) == 'called t with <not: 1, with: 2, text: "hi", "a b": 3>'
