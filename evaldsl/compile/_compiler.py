@@ -198,12 +198,12 @@ def _fill(node: Any, row: dict | None) -> Any:
 
 
 def _warn_templates(session: _Session, case: a.Case) -> None:
-    for node in walk(case):
-        if isinstance(node, a.String) and "{{" in node.value:
-            session.diagnostics.append(warning(
-                "W304", "`{{` in a case without examples is plain text", node.span,
-                help="add an `examples` table to fill it, or ignore this if the braces are meant"))
-            return
+    found = [n for n in walk(case) if isinstance(n, a.String) and "{{" in n.value and n.span]
+    if found:
+        first = min(found, key=lambda n: (n.span.line, n.span.column))
+        session.diagnostics.append(warning(
+            "W304", "`{{` in a case without examples is plain text", first.span,
+            help="add an `examples` table to fill it, or ignore this if the braces are meant"))
 
 
 def _check_unique_names(session: _Session, cases: list[CompiledCase], suite: a.Suite) -> None:
@@ -211,9 +211,11 @@ def _check_unique_names(session: _Session, cases: list[CompiledCase], suite: a.S
     for case in cases:
         if case.name in seen:
             span = next((c.span for c in suite.cases if c.span and c.span.line == case.line), None)
-            session.diagnostics.append(error(
-                "E205", f"duplicate case name {case.name!r}", span,
-                help=f"another case of this name is at line {seen[case.name].line}"))
+            if seen[case.name].line == case.line:
+                hint = "two rows of this case's examples give it this name: put a column in the name"
+            else:
+                hint = f"another case of this name is at line {seen[case.name].line}"
+            session.diagnostics.append(error("E205", f"duplicate case name {case.name!r}", span, help=hint))
         else:
             seen[case.name] = case
 

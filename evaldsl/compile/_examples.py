@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..syntax import _ast as a
+from ..syntax._unparse import KEYWORDS
 from ._errors import CompileProblem
 
 Row = dict[str, Any]  # column name -> value node
@@ -48,11 +49,19 @@ def table_rows(stmt: a.ExamplesStmt, base_dir: Path) -> list[tuple[Row, Any]]:
     for row in stmt.rows[1:]:
         if len(row.cells) != len(header):
             raise CompileProblem(
-                f"this row has {len(row.cells)} cells, the header has {len(header)}", row, code="E214")
+                f"this row has {_cells(len(row.cells))}, the header has {_cells(len(header))}", row, code="E214")
         rows.append((dict(zip(header, row.cells)), row))
     if not rows:
         raise CompileProblem("the examples table has a header but no rows", stmt, code="E214")
     return rows
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
@@ -64,13 +73,12 @@ def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            records: list[Any] = [
-                {k: _csv_cell(v) for k, v in rec.items()} for rec in csv.DictReader(io.StringIO(text))
-            ]
-        elif suffix == ".jsonl":
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            return _csv_rows(text, source)
+        if suffix == ".jsonl":
+            records: Any = [json.loads(line, parse_constant=_no_constants)
+                            for line in text.splitlines() if line.strip()]
         elif suffix == ".json":
-            records = json.loads(text)
+            records = json.loads(text, parse_constant=_no_constants)
         else:
             raise CompileProblem(f"examples file must be .csv, .jsonl or .json, not {suffix or 'no suffix'}",
                                  source, code="E215")
@@ -81,14 +89,36 @@ def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
     return [{k: from_python(v, source.span) for k, v in rec.items()} for rec in records]
 
 
-def _csv_cell(text: str | None) -> Any:
-    if text is None:
-        return None
+def _csv_rows(text: str, source: a.String) -> list[Row]:
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if not header:
+        raise CompileProblem(f"examples file {source.value} has no header row", source, code="E215")
+    rows = []
+    for number, record in enumerate(reader, start=2):
+        if not record:
+            continue
+        if len(record) != len(header):
+            raise CompileProblem(
+                f"{source.value} line {number} has {_cells(len(record))}, the header has {_cells(len(header))}",
+                source, code="E215")
+        rows.append({k: _csv_cell(v, source.span) for k, v in zip(header, record)})
+    if not rows:
+        raise CompileProblem(f"examples file {source.value} has no rows", source, code="E215")
+    return rows
+
+
+def _csv_cell(text: str, span: a.Span | None) -> Any:
+    """A CSV cell: a JSON number, true, false or null when it reads as one (kept as written), else text."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constants)
     except ValueError:
-        return text
-    return value if isinstance(value, (int, float, bool)) or value is None else text
+        return a.String.model_construct(span=span, value=text, long=False)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return a.Number.model_construct(span=span, value=value, raw=text.strip())
+    if isinstance(value, bool) or value is None:
+        return a.Constant.model_construct(span=span, value=value)
+    return a.String.model_construct(span=span, value=text, long=False)
 
 
 def from_python(value: Any, span: a.Span | None = None) -> Any:
@@ -131,7 +161,14 @@ def render(text: str, row: Row | None, node: Any) -> str:
     def fill(m: re.Match[str]) -> str:
         inner = m.group(1)
         if inner.startswith('"') and inner.endswith('"') and len(inner) >= 2:
-            return json.loads(inner)
+            try:
+                literal = json.loads(inner)
+            except ValueError:
+                literal = None
+            if not isinstance(literal, str):
+                raise CompileProblem(f"`{{{{ {inner} }}}}` is neither a column name nor one string",
+                                     node, code="E201", help='write a literal `{{` as {{ "{{" }}')
+            return literal
         if inner not in row:
             raise _unknown(inner, row, node)
         return cell_text(row[inner])
@@ -178,6 +215,11 @@ def substitute(node: Any, row: Row | None) -> Any:
         return node if value == node.value else node.model_copy(update={"value": value})
     if not isinstance(node, a.Node):
         return node
+    if isinstance(node, a.EqualsPattern) and isinstance(node.value, a.Placeholder) and not node.ignore_case:
+        filled = _fill(node.value, row, _field_kinds(a.EqualsPattern, "value"))
+        if isinstance(filled, (a.ObjectValue, a.ArrayValue)):
+            return as_pattern(filled)  # an object cell in a pattern matches by the subset rule
+        return node.model_copy(update={"value": filled})
     changes = {}
     for field in type(node).model_fields:
         if field in ("span", "kind"):
@@ -222,15 +264,21 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
         return cell.model_copy(update={"span": span})
     if "string" in kinds and "word" not in kinds and not isinstance(cell, a.String):
         return a.String.model_construct(span=span, value=cell_text(cell), long=False)
+    if isinstance(cell, a.Word) and cell.value in KEYWORDS:
+        # a word cell `any` is the string "any"; as a word it would read as the any-pattern in labels
+        return a.String.model_construct(span=span, value=cell.value, long=False)
     return cell.model_copy(update={"span": span})
 
 
 def as_pattern(value: Any) -> Any:
-    """An object value used as arguments: objects match by the subset rule, all the way down."""
+    """An object (or array) value used as a pattern: objects match by the subset rule, all the way down."""
     if isinstance(value, a.ObjectValue):
         entries = tuple(
             a.KeyPattern.model_construct(span=e.span, key=e.key, pattern=as_pattern(e.value))
             for e in value.entries
         )
         return a.ObjectPattern.model_construct(span=value.span, entries=entries)
+    if isinstance(value, a.ArrayValue):
+        items = tuple(as_pattern(v) for v in value.items)
+        return a.ArrayPattern.model_construct(span=value.span, items=items)
     return a.EqualsPattern.model_construct(span=value.span, value=value, ignore_case=False)

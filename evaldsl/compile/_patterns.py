@@ -146,7 +146,7 @@ def _args_check(node: Any) -> _Check:
     def args(value: Any) -> list[Miss]:
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = json.loads(value) if value.strip() else {}  # "" means no arguments, as for a mock tool
             except ValueError:
                 return [Miss((), f"arguments are not valid JSON: {shorten(value, 80)}")]
         return check(value)

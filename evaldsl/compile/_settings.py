@@ -81,8 +81,10 @@ def apply_row_columns(settings: CaseSettings, row: dict[str, Any]) -> CaseSettin
     for column in ("skip", "xfail"):
         if column in row:
             value = to_python(row[column])
-            if value in (None, False, "", "false", "no"):
+            if isinstance(value, str):
+                value = value.strip()
+            if value in (None, False, 0, "", "false", "no", "0"):  # 0 == False too: flags read as flags
                 continue
-            reason = "" if value is True or value in ("true", "yes") else str(value)
+            reason = "" if value is True or value in (1, "true", "yes", "1") else str(value)
             settings = replace(settings, **{column: reason})
     return settings

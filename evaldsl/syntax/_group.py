@@ -91,10 +91,11 @@ class _Grouper:
             self.err("E113", f"`{_word(stmt)}` must come before the first case", stmt,
                      help="suite statements belong in the file's head")
             return
-        if isinstance(stmt, _SETTINGS) and stmt.span.column == 1:
+        if isinstance(stmt, _SETTINGS + (a.ExpectStmt,)) and stmt.span.column == 1:
+            what = "expectation" if isinstance(stmt, a.ExpectStmt) else "setting"
             self.diagnostics.append(warning(
-                "W303", "this setting belongs to the case above, though it reads like a suite line",
-                stmt.span, help="indent it under its case, or move it above the first case",
+                "W303", f"this {what} belongs to the case above, though it reads like a suite line",
+                stmt.span, help="indent it under its case, or move it above the first case for the whole suite",
             ))
         self.case_body.append(stmt)
 

@@ -78,7 +78,7 @@ def parse_with_diagnostics(text: str, filename: str = "<string>") -> tuple[a.Sui
 
 def _parse_with_diagnostics(text: str, filename: str) -> tuple[a.Suite, list[Diagnostic]]:
     if text.startswith("\ufeff"):
-        text = " " + text[1:]  # a BOM: keep columns, drop the mark
+        text = text[1:]  # a BOM: columns then count as an editor shows them
     if "\r" in text:
         text = text.replace("\r\n", "\n")  # CRLF: lines and columns stay the same
     parser, joiner = get_parser()

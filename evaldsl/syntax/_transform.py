@@ -169,7 +169,20 @@ class ToAst:
         return self._node(a.Entry, meta, key=c[0], value=c[1])
 
     def object_value(self, meta: Any, c: list) -> a.ObjectValue:
-        return self._node(a.ObjectValue, meta, entries=tuple(x for x in c if isinstance(x, a.Entry)))
+        entries = tuple(x for x in c if isinstance(x, a.Entry))
+        self._unique_keys(entries)
+        return self._node(a.ObjectValue, meta, entries=entries)
+
+    def _unique_keys(self, entries: tuple) -> None:
+        seen: dict[str, Any] = {}
+        for entry in entries:
+            if entry.key in seen:
+                self.diagnostics.append(error(
+                    "E105", f"key `{entry.key}` appears twice", entry.span,
+                    label=f"first at column {seen[entry.key].span.column}",
+                    help="combine the two: <k: P and Q> for patterns, or keep one"))
+            else:
+                seen[entry.key] = entry
 
     # ---- patterns -----------------------------------------------------------
     def equals_pattern(self, meta: Any, c: list) -> a.EqualsPattern:
@@ -183,6 +196,7 @@ class ToAst:
 
     def object_pattern(self, meta: Any, c: list) -> a.ObjectPattern:
         entries = tuple(x for x in c if isinstance(x, a.KeyPattern))
+        self._unique_keys(entries)
         return self._node(a.ObjectPattern, meta, entries=entries)
 
     def array_pattern(self, meta: Any, c: list) -> a.ArrayPattern:
@@ -350,6 +364,7 @@ class ToAst:
 
     def custom_predicate(self, meta: Any, c: list) -> a.CustomPredicate:
         entries = tuple(x for x in c[1:] if isinstance(x, a.Entry))
+        self._unique_keys(entries)
         return self._node(a.CustomPredicate, meta, name=c[0], args=entries)
 
     # ---- statements -----------------------------------------------------------

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import io
 import json
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -75,7 +76,7 @@ def test_baseline_compiles_to_three_suites_of_18_cases() -> None:
 
 
 def test_library_file_loads_as_a_suite_without_cases() -> None:
-    loaded = {s.file.rsplit("/", 1)[-1]: s for s in evaldsl.load(baseline_dir())}
+    loaded = {Path(s.file).name: s for s in evaldsl.load(baseline_dir())}
     assert sorted(loaded) == FILES
     assert loaded["tools.evl"].cases == ()
     assert sorted(t.name for t in loaded["tools.evl"].tools) == ["calculator", "search", "send_email"]

@@ -63,6 +63,13 @@ def pick(draw: st.DrawFn, options: Sequence[T]) -> T:
     return draw(st.sampled_from(options))
 
 
+def distinct_keys(draw: st.DrawFn, count: int) -> list[str]:
+    """`count` keys, no two naming the same key (a key written twice is an error, E105)."""
+    count = min(count, len({k.strip('"') for k in KEYS}))
+    return draw(st.lists(st.sampled_from(KEYS), min_size=count, max_size=count,
+                         unique_by=lambda k: k.strip('"')))
+
+
 def one_form(draw: st.DrawFn, forms: Sequence[Callable[[], Tokens]]) -> Tokens:
     """Build only the form drawn, so unused alternatives cost nothing."""
     return pick(draw, forms)()
@@ -113,7 +120,7 @@ def value(draw: st.DrawFn, depth: int = 2) -> Tokens:
     if kind == 2:
         return flat("[", commas(draw, items), "]")
     open_, close = pick(draw, ["<>", "{}"])
-    entries = [flat(pick(draw, KEYS), ":", item) for item in items]
+    entries = [flat(k, ":", item) for k, item in zip(distinct_keys(draw, len(items)), items)]
     return flat(open_, commas(draw, entries), close)
 
 
@@ -154,7 +161,7 @@ def pattern_or(draw: st.DrawFn, depth: int) -> Tokens:
 @st.composite
 def object_pattern(draw: st.DrawFn, depth: int = 2) -> Tokens:
     patterns = draw(st.lists(pattern_or(depth), max_size=3))
-    entries = [flat(pick(draw, KEYS), ":", p) for p in patterns]
+    entries = [flat(k, ":", p) for k, p in zip(distinct_keys(draw, len(patterns)), patterns)]
     open_, close = pick(draw, ["<>", "{}"])
     return flat(open_, commas(draw, entries), close)
 
@@ -207,8 +214,7 @@ def call_predicate(draw: st.DrawFn) -> Tokens:
 def other_predicate(draw: st.DrawFn) -> Tokens:
     num = lambda: pick(draw, NUMBERS)
     text_op = lambda: pick(draw, [["contains"], ["is"], ["starts", "with"], ["ends", "with"]])
-    keys = st.lists(st.sampled_from(KEYS), max_size=2)
-    entries = lambda: [flat(k, ":", draw(value(1))) for k in draw(keys)]
+    entries = lambda: [flat(k, ":", draw(value(1))) for k in distinct_keys(draw, draw(st.integers(0, 2)))]
     return one_form(draw, [
         lambda: flat("final", "text", text_op(), draw(text()), pick(draw, IGNORING)),
         lambda: ["final", "text", "is", "empty"],
@@ -360,7 +366,7 @@ def evl_file(draw: st.DrawFn) -> str:
 # --------------------------------------------------------- properties --
 
 SETTINGS = settings(
-    max_examples=150, deadline=None,
+    max_examples=80, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
