@@ -1,8 +1,11 @@
 """evaldsl: pytest, but for LLM agents.
 
 Write `.evl` case files, compile them into checks, run them against your
-agent. This module only re-exports the public API.
+agent. This module only re-exports the public API; the runner's part is
+imported on first use, so `evaldsl check` stays quick.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._api import compile, format, load, parse
 from .artifacts import RunArtifacts, ToolCall
@@ -19,9 +22,42 @@ from .compile._model import (
 from .syntax._ast import Span, Suite
 from .syntax._diagnostics import Diagnostic, EvlError
 
+if TYPE_CHECKING:
+    from ._baseline import baseline, baseline_files, dump_baseline
+    from .report._json import read_record
+    from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
+    from .run._protocols import Agent, Harness, Predicates
+    from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
+    from .run._scripted import ScriptedAgent
+
 __version__ = "0.1.0"
 
+_LAZY = {
+    "baseline": "._baseline", "baseline_files": "._baseline", "dump_baseline": "._baseline",
+    "read_record": ".report._json",
+    "arun_case": ".run._api", "arun_eval": ".run._api", "arun_suite": ".run._api",
+    "run_case": ".run._api", "run_eval": ".run._api", "run_suite": ".run._api",
+    "Agent": ".run._protocols", "Harness": ".run._protocols", "Predicates": ".run._protocols",
+    "CaseResult": ".run._record", "EvalReport": ".run._record", "ExpectationResult": ".run._record",
+    "RunMeta": ".run._record", "RunResult": ".run._record", "Summary": ".run._record",
+    "ScriptedAgent": ".run._scripted",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "Agent",
+    "CaseResult",
     "CaseSettings",
     "CompiledCase",
     "CompiledExpectation",
@@ -29,16 +65,34 @@ __all__ = [
     "CompiledTool",
     "Diagnostic",
     "EvalContext",
+    "EvalReport",
     "EvlError",
+    "ExpectationResult",
+    "Harness",
     "Outcome",
+    "Predicates",
     "RunArtifacts",
+    "RunMeta",
+    "RunResult",
+    "ScriptedAgent",
     "Span",
     "Suite",
+    "Summary",
     "ToolAnswer",
     "ToolCall",
     "__version__",
+    "arun_case",
+    "arun_eval",
+    "arun_suite",
+    "baseline",
+    "baseline_files",
     "compile",
+    "dump_baseline",
     "format",
     "load",
     "parse",
+    "read_record",
+    "run_case",
+    "run_eval",
+    "run_suite",
 ]

@@ -23,7 +23,6 @@ not compile, an unreadable record); 5 no case selected.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import sys
 import time
@@ -191,6 +190,8 @@ def _print_report(report: Any, started: float, note: str | None) -> None:
 
 async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress: Any) -> Any:
     """Run the cases while refreshing the progress line and flushing the record."""
+    import asyncio  # here, not at the top: `evaldsl check` never pays for it
+
     from .run._api import arun_suite
 
     task = asyncio.ensure_future(arun_suite(
@@ -235,15 +236,17 @@ def _subject(args: argparse.Namespace) -> Any:
 
 
 def _load(paths: list[str], subject: Any) -> list[Any]:
-    from . import load
+    """Compile every file (directories searched recursively, as `check` does), all errors at once."""
+    from ._cli_lang import expand_paths
+    from .compile._compiler import compile_file
     from .syntax._diagnostics import EvlError
 
     predicates = subject.predicates if subject.kind == "harness" else None
     suites: list[Any] = []
     problems: list[EvlError] = []
-    for path in paths:
+    for path in expand_paths(paths):
         try:
-            suites.extend(load(path, predicates=predicates))
+            suites.append(compile_file(path, predicates=predicates))
         except EvlError as exc:
             problems.append(exc)
     if problems:

@@ -22,6 +22,7 @@ Options shared by every function (keyword-only):
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -145,9 +146,13 @@ async def _arun(
         if on_result is not None:
             on_result(result)
 
-    _, stopped = await schedule(
-        subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge, on_result=on_case
-    )
+    gc.freeze()  # the compiled suite is long-lived: keep the collector from rescanning it every run
+    try:
+        _, stopped = await schedule(
+            subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge, on_result=on_case
+        )
+    finally:
+        gc.unfreeze()
     return builder.build(complete=not stopped)
 
 
