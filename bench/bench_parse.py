@@ -15,37 +15,19 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import io
 import os
 import pstats
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import yaml
+from _timing import best_of
 from gen_suite import SEED, generate
 
 import evaldsl
-
-
-def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
-    """The best (wall, CPU) seconds of `repeats` calls (GC collected before each).
-
-    CPU time is shown beside wall time because on a shared machine other
-    processes stretch the wall clock but not the work this process did.
-    """
-    walls, cpus = [], []
-    for _ in range(repeats):
-        gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return min(walls), min(cpus)
 
 
 def check_loader() -> None:

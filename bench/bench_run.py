@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import sys
-import time
 from collections.abc import Callable
+
+from _timing import timings
 
 import evaldsl
 from evaldsl.artifacts import RunArtifacts, ToolCall
@@ -80,22 +80,6 @@ class Sleeper:
 
 def best_wall(repeats: int, fn: Callable[[], object]) -> float:
     return timings(repeats, fn)[0][0]
-
-
-def timings(repeats: int, fn: Callable[[], object]) -> tuple[list[float], list[float]]:
-    """(wall, CPU) seconds of `repeats` calls, each list sorted; CPU counts every thread.
-
-    CPU time is shown beside wall time because on a shared machine other
-    processes stretch the wall clock but not the work this process did.
-    """
-    walls, cpus = [], []
-    for _ in range(repeats):
-        gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return sorted(walls), sorted(cpus)
 
 
 def overhead(cases: int, repeats: int) -> None:

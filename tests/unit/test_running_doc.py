@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,7 +91,7 @@ RECORDS = [b for b in BLOCKS if b.kind == "json" and "record" in b.words]
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh current directory holding the page's files; modules imported from it are forgotten."""
     names = [b.file for b in BLOCKS if b.file]
     assert len(names) == len(set(names)), "two blocks with the same file= name"
@@ -114,7 +115,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no
 @pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.id)
 def test_python_example(block: Block, workdir: Path) -> None:
     code = compile(block.text, f"{block.id}", "exec")
-    exec(code, {"__name__": f"running_md_{block.line}"})
+    exec(code, {"__name__": f"running_md_{block.line}"})  # noqa: S102 - running the page is the point
 
 
 @pytest.mark.parametrize("block", CONSOLE, ids=lambda b: b.id)
