@@ -28,6 +28,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a harness (setup + run(instruction, world)) to run .evl cases against")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail fast, once, when .evl cases were collected but nothing says which agent runs them."""
+    if config.getoption("--evl-agent") or config.getoption("--evl-harness"):
+        return
+    for item in items:
+        if isinstance(item, EvlItem):
+            defs = item._fixtureinfo.name2fixturedefs.get("evl_agent", ())
+            if defs and defs[-1].func is _default_agent_fixture:
+                raise pytest.UsageError(_NO_AGENT)
+            return
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix == ".evl":
         return EvlFile.from_parent(parent, path=file_path)
@@ -139,20 +151,28 @@ def _headline(result: Any) -> str:
     return f"{result.status}"
 
 
-@pytest.fixture(scope="session")
-def evl_agent(request: pytest.FixtureRequest) -> Any:
-    """The agent .evl cases run against; override this fixture in a conftest to build your own."""
+_NO_AGENT = ("no agent for .evl cases: pass --evl-agent module:attr (or --evl-harness), "
+             "or define an `evl_agent` fixture in a conftest.py")
+
+
+def _default_agent_fixture(request: pytest.FixtureRequest) -> Any:
+    """The agent .evl cases run against; override this fixture in a conftest to build your own.
+
+    A class named by --evl-agent is instantiated once, for the whole session.
+    """
     from .run._protocols import import_object
 
     spec = request.config.getoption("--evl-agent") or request.config.getoption("--evl-harness")
     if not spec:
-        raise pytest.UsageError(
-            "no agent for .evl cases: pass --evl-agent module:attr (or --evl-harness), "
-            "or define an `evl_agent` fixture in a conftest.py")
+        raise pytest.UsageError(_NO_AGENT)
     try:
-        return import_object(spec)
+        obj = import_object(spec)
+        return obj() if isinstance(obj, type) else obj
     except ImportError as exc:
         raise pytest.UsageError(f"--evl-agent {spec}: {exc}") from None
+
+
+evl_agent = pytest.fixture(scope="session", name="evl_agent")(_default_agent_fixture)
 
 
 @pytest.fixture(scope="session")

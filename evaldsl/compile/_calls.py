@@ -1,4 +1,4 @@
-"""Predicates over the tool calls (LANGUAGE.md section 4.1).
+"""Predicates over the tool calls (docs/language.md section 6.1).
 
 Tool selection is what an agent eval is mostly about, and a bare "failed"
 is useless there, so each check, when it fails, says what the agent did

@@ -2,7 +2,7 @@
 
 Predicates come from their families (_calls, _text, _other); this module
 composes them with `not` / `and` / `or` and applies partial credit
-(LANGUAGE.md 4.4): the credit is 1 when the main expression holds, else the
+(docs/language.md 6.5): the credit is 1 when the main expression holds, else the
 credit of the first fallback that holds, else 0. It also lints what only
 the suite as a whole can know: calls of undeclared tools, argument keys
 that are not a declared tool's params, unknown custom predicates.

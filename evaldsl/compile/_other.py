@@ -1,4 +1,4 @@
-"""The other predicates (LANGUAGE.md section 4.3): errors, budgets, judge, custom.
+"""The other predicates (docs/language.md section 6.3): errors, budgets, judge, custom.
 
 These read what the runner hands in rather than what the agent said. The
 judge and the custom predicates are functions from the outside (the runner

@@ -1,4 +1,4 @@
-"""Argument patterns (LANGUAGE.md section 5) compiled to matchers.
+"""Argument patterns (docs/language.md section 7) compiled to matchers.
 
 A pattern is compiled once into a closure; a run only calls it (DESIGN
 rule 7). A matcher answers None when a value matches, and otherwise a short

@@ -1,4 +1,4 @@
-"""Predicates over the final answer (LANGUAGE.md section 4.2).
+"""Predicates over the final answer (docs/language.md section 6.2).
 
 The final text is what a user reads, so these checks follow the language
 to the letter about white space: `is`, `starts with` and `ends with` look at
@@ -33,7 +33,7 @@ _NO_TEXT = Outcome(0.0, "no final text")
 
 
 def last_number(text: str) -> int | float | None:
-    """The last number in `text` by the rule of LANGUAGE.md 4.2, or None.
+    """The last number in `text` by the rule of docs/language.md 6.2, or None.
 
     Commas are thousands separators and are removed: `-1,024.50` is -1024.5.
     A number without a decimal part is an int.

@@ -1,7 +1,7 @@
 """Value nodes as Python data, the literal equality rule, and detail helpers.
 
 Every matcher family compares what an agent did against values written in a
-case. The language fixes one equality for that (LANGUAGE.md section 5, the
+case. The language fixes one equality for that (docs/language.md section 7, the
 literal rule): numbers compare by value, so `2` matches `2.0`, but a boolean
 is never a number, so `true` does not match `1`, even though Python says
 `True == 1`. That rule lives here, once, as `json_equal`, so that argument

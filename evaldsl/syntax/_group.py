@@ -1,7 +1,7 @@
 """Group the flat list of statements into the suite head, cases and tool blocks.
 
 The grammar reads one statement per line; which block a line belongs to
-follows LANGUAGE.md section 1, and the misplacements it forbids get their
+follows docs/language.md section 2, and the misplacements it forbids get their
 own diagnostics here (a positioned error each, all of them collected).
 """
 

@@ -94,10 +94,21 @@ def test_agent_from_a_conftest_fixture(pytester: pytest.Pytester) -> None:
 
 
 def test_no_agent_is_a_clear_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".evl", s='case "a"\n  prompt "p"\n  expect final number is 4\n')
+    pytester.makefile(".evl", s='case "a"\n  prompt "p"\n  expect final number is 4\n'
+                      'case "b"\n  xfail\n  prompt "p"\n  expect final number is 4\n')
     result = pytester.runpytest()
-    result.stdout.fnmatch_lines(["*no agent for .evl cases: pass --evl-agent module:attr*"])
-    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*no agent for .evl cases: pass --evl-agent module:attr*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_class_agent_is_made_once_per_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(counting=(
+        "from evaldsl import RunArtifacts\nmade = []\n\n"
+        "class Counting:\n    def __init__(self):\n        made.append(self)\n"
+        "    def run(self, prompt):\n        return RunArtifacts(final_text=str(len(made)))\n"))
+    pytester.makefile(".evl", s='case "a"\n  prompt "p"\n  expect final number is 1\n'
+                      'case "b"\n  prompt "q"\n  expect final number is 1\n')
+    pytester.runpytest_subprocess("--evl-agent", "counting:Counting").assert_outcomes(passed=2)
 
 
 def test_malformed_file_is_a_collection_error_with_the_diagnostic(pytester: pytest.Pytester) -> None:

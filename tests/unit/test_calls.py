@@ -1,4 +1,4 @@
-"""Tool-call predicates (LANGUAGE.md section 4.1): each form holds and fails as written."""
+"""Tool-call predicates (docs/language.md section 6.1): each form holds and fails as written."""
 
 from __future__ import annotations
 

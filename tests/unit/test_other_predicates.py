@@ -1,4 +1,4 @@
-"""Other predicates (LANGUAGE.md section 4.3): errors, tokens, duration, judge, custom."""
+"""Other predicates (docs/language.md section 6.3): errors, tokens, duration, judge, custom."""
 
 from __future__ import annotations
 

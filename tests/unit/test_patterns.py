@@ -1,4 +1,4 @@
-"""Argument patterns (LANGUAGE.md section 5): every form matches and fails as written."""
+"""Argument patterns (docs/language.md section 7): every form matches and fails as written."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def statuses(report: Any) -> dict[str, str]:
     return {c.name: c.status for c in report.cases}
 
 
-# ---- statuses (LANGUAGE.md 4.5) -------------------------------------------------
+# ---- statuses (docs/language.md 6.6) -------------------------------------------------
 
 
 def test_every_status() -> None:

@@ -1,4 +1,4 @@
-"""Final-answer predicates (LANGUAGE.md section 4.2), last_number and extract_json."""
+"""Final-answer predicates (docs/language.md section 6.2), last_number and extract_json."""
 
 from __future__ import annotations
 
