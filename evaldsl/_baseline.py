@@ -76,8 +76,7 @@ def dump_baseline(directory: str | Path, *, force: bool = False) -> list[Path]:
     files = baseline_files()
     clashes = [target / name for name in files if (target / name).exists()]
     if clashes and not force:
-        shown = ", ".join(str(p) for p in clashes)
-        raise FileExistsError(f"refusing to overwrite {shown} (pass force=True, or --force)")
+        raise _Clash(clashes, "pass force=True to overwrite them")
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in files.items():
@@ -85,6 +84,14 @@ def dump_baseline(directory: str | Path, *, force: bool = False) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+class _Clash(FileExistsError):
+    """Files `dump_baseline` would overwrite; the message's hint suits the caller (API or CLI)."""
+
+    def __init__(self, paths: list[Path], hint: str) -> None:
+        self.paths = paths
+        super().__init__(f"refusing to overwrite {', '.join(map(str, paths))} ({hint})")
 
 
 # ------------------------------------------------------------------- CLI --
@@ -113,7 +120,10 @@ def _baseline_command(args: argparse.Namespace) -> int:
         return _list_baseline()
     try:
         written = dump_baseline(args.dump, force=args.force)
-    except (FileExistsError, OSError) as exc:
+    except _Clash as exc:  # the API's hint names a Python argument; here the option
+        print(f"evaldsl baseline: {_Clash(exc.paths, 'use --force to overwrite them')}", file=sys.stderr)
+        return 4
+    except OSError as exc:
         print(f"evaldsl baseline: {exc}", file=sys.stderr)
         return 4
     for path in written:

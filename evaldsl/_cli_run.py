@@ -6,18 +6,26 @@ Argument handling and wiring only; the work is the library's (`load`,
 Records: ``--json FILE`` keeps one file; ``--out DIR`` adds a new
 ``DIR/<model>_<YYYYmmdd-HHMMSS>.json`` per run (a name is never reused, so
 runs sharing a directory cannot clobber each other); ``--resume FILE``
-finishes FILE in place. Each is rewritten atomically as cases finish. Every
-run also leaves its record in ``.evaldsl/last.json`` under the current
-directory (as pytest keeps ``.pytest_cache``), which is what ``--lf``
-reads: the cases that failed or errored there run again. When that record
-is missing or has no failures, ``--lf`` runs every selected case, as
-pytest does.
+finishes FILE in place, and only with the agent that started it (by name),
+so one record never mixes two agents. Each is rewritten atomically as cases
+finish. A record path that cannot be written is found before anything runs
+(the first write happens then); one that fails later is reported in one
+line, the run goes on, its report is printed, and the exit code is 3.
+
+The ``.evaldsl`` folder under the current directory (as pytest keeps
+``.pytest_cache``) holds ``last.json``, the latest run's record, and
+``lastfailed.json``, the ids of the cases that failed when they last ran,
+which ``--lf`` reads (see `report._lastfailed` for why it is not the
+record). When no selected case is in it, ``--lf`` runs every selected case,
+as pytest does, and says so.
 
 Exit codes (pytest's): 0 every case passed (skipped, xfailed and xpassed do
 not fail a run); 1 a case failed or errored; 2 interrupted (Ctrl-C; the
-finished cases stay on disk); 3 internal error; 4 usage error (bad option,
-an agent that cannot be imported or is not an agent, a .evl file that does
-not compile, an unreadable record); 5 no case selected.
+finished cases stay on disk); 3 internal error, or a record that could not
+be written during the run; 4 usage error (bad option, an agent that cannot
+be imported or is not an agent, a .evl file that does not compile, an
+unreadable record, a record path that cannot be written, --resume with
+another agent); 5 no case selected.
 """
 
 from __future__ import annotations
@@ -33,12 +41,14 @@ from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 3, 4, 5
 LAST_RECORD = Path(".evaldsl") / "last.json"
-"""Where every run leaves its record for `--lf`, relative to the current directory."""
+"""Where every run leaves its record, relative to the current directory."""
+LAST_FAILED = Path(".evaldsl") / "lastfailed.json"
+"""The ids of the cases that failed when they last ran, for `--lf` (see `report._lastfailed`)."""
 
 _EPILOG = """\
 exit codes: 0 all passed; 1 a case failed or errored; 2 interrupted (finished
-cases are kept on disk; finish with --resume); 3 internal error; 4 usage or
-compile error; 5 no case selected."""
+cases are kept on disk; finish with --resume); 3 internal error, or the record
+could not be written; 4 usage or compile error; 5 no case selected."""
 
 
 class _Usage(Exception):
@@ -71,7 +81,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--tag", action="append", default=[], metavar="TAG",
                    help="keep cases with this tag (repeatable: any of them)")
     p.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
-                   help=f"rerun only the cases that failed or errored in {LAST_RECORD}")
+                   help=f"rerun only the cases that failed or errored when they last ran (kept in {LAST_FAILED})")
     p.add_argument("--json", metavar="FILE", help="write the run record to FILE")
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
@@ -115,62 +125,70 @@ def _run(args: argparse.Namespace) -> int:
     plan = _plan(args)
     if isinstance(plan, int):
         return plan
+    from .report._json import RecordWriteError
     from .report._terminal import Progress
     from .run._api import run_async
 
     progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)
+    ran: list[Any] = []  # the cases that ran this time (not those resumed), for the --lf cache
 
     def on_result(result: Any) -> None:
+        ran.append(result)
         plan.builder.add(result)
         progress.update(result)
         plan.writer.touch()
 
     started = time.monotonic()
-    plan.writer.write()  # the record exists from the start, so --resume works before any case ends
+    try:
+        plan.writer.write()  # the record exists from the start, so --resume works before any case ends
+    except RecordWriteError as exc:  # nothing has run yet: a usage error
+        print(f"evaldsl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    plan.writer.on_error = _warn_unwritten
     try:
         report = run_async(_drive(plan, args, on_result, progress))
     except KeyboardInterrupt:
         progress.close()
-        partial = plan.builder.build(complete=False)
-        _save(plan.writer, partial)
-        kept = f"; finish it with --resume {plan.writer.paths[0]}" if plan.writer.paths else ""
-        _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
-        print("evaldsl: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(plan, ran, started)
     progress.close()
     final = plan.builder.build(complete=report.meta.complete)
-    _save(plan.writer, final)
+    _save(plan.writer, final, ran)
     _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
-    for path in plan.writer.paths:
-        print(f"evaldsl: record written to {path}", file=sys.stderr)
+    if not _report_writes(plan.writer):
+        return EXIT_INTERNAL
     return EXIT_OK if final.ok else EXIT_FAILED
+
+
+def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
+    """Ctrl-C: keep and report the finished cases."""
+    partial = plan.builder.build(complete=False)
+    _save(plan.writer, partial, ran)
+    kept = f"; finish it with --resume {plan.writer.written[0]}" if plan.writer.written else ""
+    _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
+    _report_writes(plan.writer)
+    print("evaldsl: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _plan(args: argparse.Namespace) -> _Plan | int:
     """Import the agent, load and select the cases, set up the record; or an exit code."""
     from .report._json import RecordWriter, record_stem
-    from .run._api import fill_meta, flatten_cases
+    from .run._api import flatten_cases
     from .run._builder import ReportBuilder
-    from .run._record import RunMeta
 
+    _check_targets(args)
     subject = _subject(args)
-    flat = flatten_cases(_load(list(dict.fromkeys(args.paths)), subject))
-    previous = _read(args.resume) if args.resume else None
-    last_failed = _last_failed() if args.last_failed else None
-    selected = _select(flat, args, last_failed)
+    flat = flatten_cases(_load(args.paths, subject))
+    previous = _previous(args, subject)
+    selected = _select(flat, args)
     if not selected:
         found = f"{len(flat)} loaded, all deselected" if flat else "the files hold no cases"
         print(f"evaldsl: no cases selected ({found})", file=sys.stderr)
         return EXIT_NO_TESTS
-    meta = RunMeta(command=shlex.join(["evaldsl", *sys.argv[1:]]))
-    if args.model_name:
-        meta.agent = args.model_name
-    if previous is not None and previous.meta.started_at is not None:
-        meta.started_at = previous.meta.started_at
-    selection = {"keyword": args.keyword, "markers": args.markers, "tags": args.tag or None,
-                 "last_failed": True if last_failed is not None else None}
-    meta = fill_meta(meta, subject, flat, args.concurrency, {k: v for k, v in selection.items() if v})
-    builder = ReportBuilder(flat, meta, previous)
+    last_failed = False
+    if args.last_failed:
+        selected, last_failed = _keep_last_failed(selected)
+    builder = ReportBuilder(flat, _meta(args, subject, flat, previous, last_failed), previous)
     todo = [c for c in selected if not builder.is_done(c)]
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
@@ -179,6 +197,21 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     stem = record_stem(builder.meta.agent, builder.meta.started_at)
     writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
     return _Plan(subject, todo, builder, writer)
+
+
+def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any, last_failed: bool) -> Any:
+    """The record's metadata: the command line, the agent's name, the selection, the start time."""
+    from .run._api import fill_meta
+    from .run._record import RunMeta
+
+    meta = RunMeta(command=shlex.join(["evaldsl", *sys.argv[1:]]))
+    if args.model_name:
+        meta.agent = args.model_name
+    if previous is not None and previous.meta.started_at is not None:
+        meta.started_at = previous.meta.started_at
+    selection = {"keyword": args.keyword, "markers": args.markers, "tags": args.tag or None,
+                 "last_failed": last_failed or None}
+    return fill_meta(meta, subject, flat, args.concurrency, {k: v for k, v in selection.items() if v})
 
 
 def _print_report(report: Any, started: float, note: str | None) -> None:
@@ -210,15 +243,44 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     return task.result()
 
 
-def _save(writer: Any, report: Any) -> None:
-    """Write the record everywhere it goes, and the --lf cache (best effort)."""
+def _save(writer: Any, report: Any, ran: list[Any]) -> None:
+    """Write the record everywhere it goes, then the .evaldsl cache (best effort)."""
     from .report._json import write_atomic
+    from .report._lastfailed import update_lastfailed
 
     writer.write(report)
-    try:
-        write_atomic(LAST_RECORD, report.model_dump_json(indent=2))
-    except OSError as exc:
-        print(f"evaldsl: warning: cannot write {LAST_RECORD}: {exc}", file=sys.stderr)
+    ran_keys = {(c.file, c.name) for c in ran}
+    ran_in_order = [c for c in report.cases if (c.file, c.name) in ran_keys]
+    for path, write in (
+        (LAST_RECORD, lambda: write_atomic(LAST_RECORD, report.model_dump_json(indent=2))),
+        (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran_in_order)),
+    ):
+        try:
+            write()
+        except OSError as exc:
+            print(f"evaldsl: warning: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+
+
+def _warn_unwritten(error: Any) -> None:
+    print(f"evaldsl: {error}; the run goes on", file=sys.stderr)
+
+
+def _report_writes(writer: Any) -> bool:
+    """Say where the record went, and where it could not go; False when a file was not written."""
+    for path in writer.written:
+        print(f"evaldsl: record written to {path}", file=sys.stderr)
+    for error in writer.failed.values():
+        print(f"evaldsl: {error}; the report above is the only complete copy", file=sys.stderr)
+    return not writer.failed
+
+
+def _check_targets(args: argparse.Namespace) -> None:
+    """Refuse record paths that cannot be what they must, before anything is loaded or run."""
+    for option, path in (("--json", args.json), ("--resume", args.resume)):
+        if path and Path(path).is_dir():
+            raise _Usage(f"{option} {path}: is a directory; {option} takes a record file (--out takes a folder)")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
 
 
 def _subject(args: argparse.Namespace) -> Any:
@@ -236,7 +298,7 @@ def _subject(args: argparse.Namespace) -> Any:
 
 
 def _load(paths: list[str], subject: Any) -> list[Any]:
-    """Compile every file (directories searched recursively, as `check` does), all errors at once."""
+    """Compile every file once (directories searched recursively, as `check` does), all errors at once."""
     from ._cli_lang import expand_paths
     from .compile._compiler import compile_file
     from .syntax._diagnostics import EvlError
@@ -244,7 +306,7 @@ def _load(paths: list[str], subject: Any) -> list[Any]:
     predicates = subject.predicates if subject.kind == "harness" else None
     suites: list[Any] = []
     problems: list[EvlError] = []
-    for path in expand_paths(paths):
+    for path in _unique_files(expand_paths(paths)):
         try:
             suites.append(compile_file(path, predicates=predicates))
         except EvlError as exc:
@@ -256,6 +318,18 @@ def _load(paths: list[str], subject: Any) -> list[Any]:
     return suites
 
 
+def _unique_files(paths: list[Path]) -> list[Path]:
+    """Each file once, at its first mention: `d d/x.evl ./d/x.evl` names d/x.evl three times."""
+    seen: set[Path] = set()
+    out = []
+    for path in paths:
+        resolved = path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
+            out.append(path)
+    return out
+
+
 def _read(path: str) -> Any:
     from .report._json import RecordError, read_record
 
@@ -265,29 +339,45 @@ def _read(path: str) -> Any:
         raise _Usage(str(exc)) from None
 
 
-def _last_failed() -> Any:
-    from .report._json import RecordError, read_record
-
-    if not LAST_RECORD.is_file():
-        print(f"evaldsl: --lf: no previous record in {LAST_RECORD}; running every selected case",
-              file=sys.stderr)
+def _previous(args: argparse.Namespace, subject: Any) -> Any:
+    """The record --resume finishes, if any; refused when another agent made it."""
+    if not args.resume:
         return None
+    previous = _read(args.resume)
+    ours = args.model_name or subject.name
+    if previous.meta.agent != ours:
+        raise _Usage(f"--resume {args.resume}: the record is of agent {previous.meta.agent!r}, not {ours!r}; "
+                     "one record holds one agent (--model-name sets this run's name)")
+    return previous
+
+
+def _keep_last_failed(selected: list[Any]) -> tuple[list[Any], bool]:
+    """The selected cases that failed when they last ran; all of them (and False) when none did."""
+    from .report._json import RecordError
+    from .report._lastfailed import case_ref, read_lastfailed
+
     try:
-        record = read_record(LAST_RECORD)
+        ids = read_lastfailed(LAST_FAILED)
     except RecordError as exc:
         raise _Usage(f"--lf: {exc}") from None
-    if not record.failures():
-        print("evaldsl: --lf: no case failed last time; running every selected case", file=sys.stderr)
-        return None
-    return record
+    if not ids:
+        why = f"no failures recorded in {LAST_FAILED}" if ids is None else "no case failed last time"
+        print(f"evaldsl: --lf: {why}; running every selected case", file=sys.stderr)
+        return selected, False
+    failed = set(ids)
+    kept = [c for c in selected if case_ref(c.file, c.name) in failed]
+    if not kept:
+        print(f"evaldsl: --lf: none of the {len(failed)} case(s) that failed last time is selected; "
+              "running every selected case", file=sys.stderr)
+        return selected, False
+    return kept, True
 
 
-def _select(flat: list[Any], args: argparse.Namespace, last_failed: Any) -> list[Any]:
+def _select(flat: list[Any], args: argparse.Namespace) -> list[Any]:
     from .run._select import SelectionError, select_cases
 
     try:
-        return select_cases(flat, keyword=args.keyword, markers=args.markers, tags=args.tag,
-                            last_failed=last_failed)
+        return select_cases(flat, keyword=args.keyword, markers=args.markers, tags=args.tag)
     except SelectionError as exc:
         raise _Usage(str(exc)) from None
 

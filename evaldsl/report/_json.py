@@ -14,6 +14,11 @@ per case) that is after every case; with 10,000 instant cases the writing
 stays within about a tenth of the run. A periodic `flush_if_due()` and a
 final write (also on Ctrl-C) put every remaining case on disk.
 
+A record that cannot be written (a folder where the file should be, a full
+disk, no permission) raises `RecordWriteError` naming the file, or, when the
+writer is given ``on_error``, is reported there once and retried at the next
+write: a run keeps going, and its report is not lost with the file.
+
 `--out DIR` names records ``<model>_<YYYYmmdd-HHMMSS>.json``. The name is
 claimed with a hard link (or ``O_EXCL``), which fails if the file exists, so
 two runs started in the same second get ``..._2.json`` and ``..._3.json``
@@ -29,6 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -39,6 +45,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 class RecordError(ValueError):
     """A record file that cannot be read: missing, not JSON, or not a record."""
+
+
+class RecordWriteError(OSError):
+    """A record file that cannot be written; the message names it and says why."""
+
+    def __init__(self, path: str | os.PathLike[str], cause: OSError) -> None:
+        self.path = Path(path)
+        self.cause = cause
+        super().__init__(f"cannot write the record to {os.fspath(path)}: {cause.strerror or cause}")
 
 
 def read_record(path: str | os.PathLike[str]) -> EvalReport:
@@ -96,10 +111,14 @@ class RecordWriter:
     """Keeps a run's record files up to date as cases finish.
 
     Args:
-        paths: files to (re)write, e.g. ``--json FILE`` and ``.evaldsl/last.json``.
+        build: makes the current (partial) report when a write is due.
+        paths: files to (re)write, e.g. ``--json FILE`` and ``--resume FILE``.
         out_dir: a directory in which to claim a fresh ``<stem>.json``.
         stem: the name to claim there (see `record_stem`).
-        build: makes the current (partial) report when a write is due.
+        on_error: called with the `RecordWriteError` when a file that was
+            written fine (or not yet tried) fails; the other files are still
+            written, and `failed` holds every file whose last write failed.
+            Without it, a failure raises the `RecordWriteError`.
     """
 
     def __init__(
@@ -109,12 +128,15 @@ class RecordWriter:
         *,
         out_dir: str | os.PathLike[str] | None = None,
         stem: str = "agent",
+        on_error: Callable[[RecordWriteError], None] | None = None,
     ) -> None:
         self._build = build
         self._paths = [Path(p) for p in paths]
         self._out_dir = Path(out_dir) if out_dir is not None else None
         self._stem = stem
+        self.on_error = on_error
         self.out_path: Path | None = None
+        self.failed: dict[Path, RecordWriteError] = {}  # latest write failed (an --out dir by its name)
         self._dirty = False
         self._last_end = 0.0
         self._last_cost = 0.0
@@ -123,6 +145,11 @@ class RecordWriter:
     def paths(self) -> list[Path]:
         """Every file this writer keeps (the claimed --out file once claimed)."""
         return self._paths + ([self.out_path] if self.out_path else [])
+
+    @property
+    def written(self) -> list[Path]:
+        """The files whose latest write succeeded."""
+        return [p for p in self.paths if p not in self.failed]
 
     def touch(self) -> None:
         """Note that the report changed; writes now if a write is due."""
@@ -139,15 +166,31 @@ class RecordWriter:
         start = time.monotonic()
         text = (report or self._build()).model_dump_json(indent=2)
         for path in self._paths:
-            write_atomic(path, text)
+            self._attempt(path, write_atomic, path, text)
         if self._out_dir is not None:
             if self.out_path is None:
-                self.out_path = claim_unique(self._out_dir, self._stem, text)
+                self.out_path = self._attempt(self._out_dir, claim_unique, self._out_dir, self._stem, text)
             else:
-                write_atomic(self.out_path, text)
+                self._attempt(self.out_path, write_atomic, self.out_path, text)
         self._dirty = False
         self._last_end = time.monotonic()
         self._last_cost = self._last_end - start
+
+
+    def _attempt(self, target: Path, write: Callable[..., Any], *args: Any) -> Any:
+        """``write(*args)``, with a failure raised, or noted and reported once."""
+        try:
+            result = write(*args)
+        except OSError as exc:
+            error = RecordWriteError(target, exc)
+            if self.on_error is None:
+                raise error from exc
+            if target not in self.failed:
+                self.on_error(error)
+            self.failed[target] = error
+            return None
+        self.failed.pop(target, None)
+        return result
 
 
 def _write_temp(folder: Path, name: str, text: str) -> str:

@@ -1,7 +1,11 @@
 """The runner's front door: `run_suite`, `run_eval`, `run_case` and their async forms.
 
 `cases` may be a `CompiledSuite`, a `CompiledCase`, or any iterable of
-either (e.g. what `evaldsl.load` returns); suites are flattened in order.
+either (e.g. what `evaldsl.load` returns); suites are flattened in order,
+and a case reached twice (the same suite passed twice, one file loaded by
+two paths) runs once: a case is its file, resolved, and its name, and the
+first occurrence is kept. A record could not tell two results of one case
+apart anyway.
 The sync functions run their own event loop; called from inside a running
 loop (a notebook, an async test), they run it on a separate thread rather
 than fail.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -51,7 +56,23 @@ def flatten_cases(cases: CasesLike) -> list[CompiledCase]:
             flat.append(item)
         else:
             raise TypeError(f"expected CompiledSuite or CompiledCase, got {type(item).__name__}")
-    return flat
+    return unique_cases(flat)
+
+
+def unique_cases(cases: Iterable[CompiledCase]) -> list[CompiledCase]:
+    """The cases without repeats of one case (same resolved file, same name), first kept, in order."""
+    resolved: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    out: list[CompiledCase] = []
+    for case in cases:
+        file = resolved.get(case.file)
+        if file is None:
+            file = resolved[case.file] = os.path.normcase(os.path.realpath(case.file))
+        key = (file, case.name)
+        if key not in seen:
+            seen.add(key)
+            out.append(case)
+    return out
 
 
 async def arun_suite(
@@ -204,6 +225,12 @@ def _sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        in_loop = False
+    else:
+        in_loop = True
+    if not in_loop:
+        # Outside the `except` block, so an error raised in a run does not carry
+        # "no running event loop" as its context into the recorded traceback.
         return run_async(coro)
     box: dict[str, Any] = {}
 

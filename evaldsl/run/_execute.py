@@ -8,16 +8,29 @@ nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`.
 
 Timeouts: an async agent is cancelled; a sync agent runs on a daemon thread
 that Python cannot stop, so it is abandoned and the run moves on. The
-timeout bounds the harness's `setup` and `run` together.
+timeout bounds the harness's `setup` and `run` together. An async agent
+that blocks the event loop (a `time.sleep` or a blocking client inside
+`async def`) cannot be cancelled: the timer only fires once the loop is
+free, after the agent has returned. Such a run is still a timeout when it
+took longer than the timeout, so a blocking agent cannot pass a case it
+did not answer in time.
+
+Judges: a judge expectation runs on a worker thread, since a sync judge
+may block on HTTP. An `async def` judge is called there too, and the
+coroutine it returns is handed to the event loop with
+`asyncio.run_coroutine_threadsafe`, so it shares the loop (and the clients
+bound to it) with async agents; on a timeout it is cancelled there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -57,6 +70,10 @@ async def execute_run(
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
     except (Exception, SystemExit) as exc:
         return _error_run(index, time.perf_counter() - start, error_info(exc))
+    if subject.run_is_async or subject.setup_is_async:
+        elapsed = time.perf_counter() - start
+        if elapsed > timeout:  # the timer could not fire: the loop was blocked until the agent returned
+            return _error_run(index, elapsed, _blocked_loop(timeout, elapsed))
     artifacts, problem = coerce_artifacts(raw)
     if artifacts is None:
         return _error_run(index, latency, problem)
@@ -103,7 +120,7 @@ async def evaluate(
             if exp.needs_judge:
                 if ctx.judge is None:
                     raise NoJudge("this expectation needs a judge, and none was configured (judge=...)")
-                outcome = _as_outcome(await bounded(pool.submit(exp, ctx), timeout, what="judge"))
+                outcome = _as_outcome(await _judged(exp, ctx, pool, timeout))
             else:
                 outcome = _as_outcome(exp(ctx))
         except (Exception, SystemExit) as exc:
@@ -115,6 +132,35 @@ async def evaluate(
             continue
         results.append(_expectation(exp, outcome.credit, outcome.detail))
     return results, first_error
+
+
+async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, timeout: float) -> Any:
+    """Evaluate a judge expectation on a worker; an awaitable the judge returns runs on this loop."""
+    loop = asyncio.get_running_loop()
+    judge: Callable[..., Any] = ctx.judge  # type: ignore[assignment]
+    pending: list[concurrent.futures.Future[Any]] = []
+    over = False
+
+    def on_worker(**kwargs: Any) -> Any:
+        value = judge(**kwargs)
+        if not inspect.isawaitable(value):
+            return value
+        future = asyncio.run_coroutine_threadsafe(_awaited(value), loop)
+        pending.append(future)
+        if over:  # timed out while the judge was being called: nobody waits for it
+            future.cancel()
+        return future.result()
+
+    try:
+        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge")
+    finally:
+        over = True
+        for future in pending:
+            future.cancel()  # a no-op once done; else a timed-out judge stops where it is
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "agent") -> Any:
@@ -245,6 +291,15 @@ def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) ->
     return ExpectationResult(
         label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
     )
+
+
+def _blocked_loop(timeout: float, elapsed: float) -> ErrorInfo:
+    message = (
+        f"the agent did not finish within {_seconds(timeout)} (the case's timeout): it took "
+        f"{elapsed:.2g}s and blocked the event loop past the timeout, so the run could not be "
+        "cancelled in time (a blocking call inside `async def`?)"
+    )
+    return ErrorInfo(type="TimeoutError", message=message)
 
 
 def _error_run(index: int, latency: float, error: ErrorInfo | None) -> RunResult:

@@ -41,13 +41,14 @@ class Agent(Protocol):
 
 @runtime_checkable
 class Harness(Protocol):
-    """The advanced path (LANGUAGE.md section 9): an agent acting on a world.
+    """The advanced path: an agent acting on a world (docs/running.md section 3).
 
     ``setup(value)`` builds a fresh world for each run from the case's
     ``setup`` value (None when the case has none); ``run(instruction,
     world)`` runs the agent against it. Either may be ``async def``. Custom
-    predicates are read from a ``predicates`` mapping attribute (name ->
-    ``fn(artifacts, world, **kwargs)``), for instance a `Predicates`.
+    predicates (docs/language.md section 11) are read from a ``predicates``
+    mapping attribute (name -> ``fn(artifacts, world, **kwargs)``), for
+    instance a `Predicates`.
     """
 
     def setup(self, setup: Any) -> Any: ...

@@ -116,7 +116,7 @@ class CaseResult(_Model):
     prompt: str
     """The instruction sent to the agent."""
     status: Status
-    """passed, failed, error, skipped, xfailed or xpassed (LANGUAGE.md 4.5)."""
+    """passed, failed, error, skipped, xfailed or xpassed (docs/language.md 6.6)."""
     score: float | None = None
     """Mean of the runs' scores; null when skipped."""
     pass_rate: float | None = None

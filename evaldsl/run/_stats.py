@@ -2,7 +2,7 @@
 
 Kept apart from the scheduler so every number in a report is a pure
 function of the runs, tested on its own. The definitions are those of
-LANGUAGE.md section 4.5 and the `_record` module docstring.
+docs/language.md section 6.6 and the `_record` module docstring.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def nearest_rank(values: Sequence[float], percent: float) -> float | None:
 
 
 def case_status(runs: Sequence[RunResult], required: float, xfail: bool) -> Status:
-    """A run case's status per LANGUAGE.md 4.5 (skips are decided before running)."""
+    """A run case's status per docs/language.md 6.6 (skips are decided before running)."""
     if runs and all(r.error is not None for r in runs):
         status: Status = "error"
     else:

@@ -162,7 +162,7 @@ def test_dump_writes_files_that_compile(tmp_path) -> None:
 
 def test_dump_refuses_to_overwrite_and_writes_nothing(tmp_path) -> None:
     (tmp_path / "language.evl").write_text("# my edits\n", encoding="utf-8")
-    with pytest.raises(FileExistsError, match="language.evl"):
+    with pytest.raises(FileExistsError, match=r"language.evl \(pass force=True to overwrite them\)"):
         dump_baseline(tmp_path)
     assert (tmp_path / "language.evl").read_text(encoding="utf-8") == "# my edits\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["language.evl"]
@@ -200,5 +200,7 @@ def test_cli_dump_then_refuse_then_force(tmp_path) -> None:
     assert code == 0 and out.count("wrote ") == 4
     code, _, err = _cli("--dump", str(tmp_path))
     assert code == 4 and "refusing to overwrite" in err
+    assert err.rstrip().endswith("(use --force to overwrite them)") and "force=True" not in err
+    assert len(err.splitlines()) == 1
     code, out, _ = _cli("--dump", str(tmp_path), "--force")
     assert code == 0 and out.count("wrote ") == 4

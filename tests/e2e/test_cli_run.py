@@ -39,6 +39,9 @@ def agent(prompt):
         return 42
     return RunArtifacts(final_text=prompt, tokens=len(prompt))
 
+def other(prompt):
+    return agent(prompt)
+
 not_an_agent = 42
 
 class Shop:
@@ -255,6 +258,58 @@ def test_k_selects_and_lf_reruns_only_the_failures(work: Path) -> None:
     assert record(work / "r.json")["meta"]["selection"] == {"last_failed": True}
 
 
+def test_a_file_named_twice_runs_once(work: Path) -> None:
+    (work / "d").mkdir()
+    write(work / "d" / "x.evl", BASIC)
+    proc = evaldsl(work, "d", "d/x.evl", "./d/x.evl", *AGENT_SPEC, "--json", "r.json")
+    assert proc.returncode == 1, proc.stderr
+    assert sorted(prompts(work)) == ["goodbye", "hello world"]
+    data = record(work / "r.json")
+    assert [c["name"] for c in data["cases"]] == ["passes", "fails"]
+    assert data["meta"]["suites"] == [os.path.join("d", "x.evl")] and data["summary"]["runs"] == 2
+
+
+def lastfailed(work: Path) -> list[str]:
+    return json.loads((work / ".evaldsl" / "lastfailed.json").read_text(encoding="utf-8"))
+
+
+def test_lf_remembers_failures_until_their_cases_run_again(work: Path) -> None:
+    three = BASIC + '\ncase "breaks"\n  prompt "boom"\n  expect no error\n'
+    write(work / "three.evl", three)
+    assert evaldsl(work, "three.evl", *AGENT_SPEC).returncode == 1
+    assert lastfailed(work) == ["three.evl::fails", "three.evl::breaks"]
+    assert evaldsl(work, "three.evl", *AGENT_SPEC, "-k", "passes").returncode == 0
+    assert lastfailed(work) == ["three.evl::fails", "three.evl::breaks"]  # not run: kept
+    (work / "prompts.log").unlink()
+    proc = evaldsl(work, "three.evl", *AGENT_SPEC, "--lf")
+    assert proc.returncode == 1 and "--lf" not in proc.stderr
+    assert sorted(prompts(work)) == ["boom", "goodbye"]
+
+    write(work / "three.evl", three.replace('contains "hello"\n\ncase "breaks"', 'contains "bye"\n\ncase "breaks"'))
+    assert evaldsl(work, "three.evl", *AGENT_SPEC, "--lf").returncode == 1
+    assert lastfailed(work) == ["three.evl::breaks"]  # "fails" passed this time: it leaves
+    write(work / "three.evl", (work / "three.evl").read_text().replace('prompt "boom"', 'skip\n  prompt "boom"'))
+    assert evaldsl(work, "three.evl", *AGENT_SPEC, "--lf").returncode == 0
+    assert lastfailed(work) == []  # skipped: it leaves too
+    (work / "prompts.log").unlink()
+    proc = evaldsl(work, "three.evl", *AGENT_SPEC, "--lf")
+    assert proc.returncode == 0 and sorted(prompts(work)) == ["goodbye", "hello world"]
+    assert "evaldsl: --lf: no case failed last time; running every selected case" in proc.stderr
+
+
+def test_lf_with_no_selected_failure_runs_every_selected_case(work: Path) -> None:
+    assert "no failures recorded" in evaldsl(work, "basic.evl", *AGENT_SPEC, "--lf").stderr
+    assert lastfailed(work) == ["basic.evl::fails"]
+    (work / "prompts.log").unlink()
+    proc = evaldsl(work, "basic.evl", *AGENT_SPEC, "--lf", "-k", "passes", "--json", "r.json")
+    assert proc.returncode == 0 and prompts(work) == ["hello world"]
+    assert "none of the 1 case(s) that failed last time is selected" in proc.stderr
+    assert record(work / "r.json")["meta"]["selection"] == {"keyword": "passes"}
+    (work / ".evaldsl" / "lastfailed.json").write_text("{}")
+    broken = evaldsl(work, "basic.evl", *AGENT_SPEC, "--lf")
+    assert broken.returncode == 4 and "is not a list of case ids" in broken.stderr
+
+
 def test_exitfirst_stops_and_marks_the_record_incomplete(work: Path) -> None:
     write(work / "three.evl", BASIC + '\ncase "after"\n  prompt "hello again"\n  expect final text contains "hello"\n')
     proc = evaldsl(work, "three.evl", *AGENT_SPEC, "-x", "-j", "1", "--json", "r.json")
@@ -318,6 +373,62 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_record(work: Path) 
     data = record(work / "rec.json")
     assert [c["name"] for c in data["cases"]] == ["first", "second", "blocks", "last"]
     assert data["meta"]["complete"] is True and data["summary"]["passed"] == 4
+
+
+def test_resume_refuses_another_agent(work: Path) -> None:
+    assert evaldsl(work, "basic.evl", *AGENT_SPEC, "-k", "passes", "--json", "rec.json").returncode == 0
+    for other in (("--agent", "e2e_agent:other"), (*AGENT_SPEC, "--model-name", "gpt")):
+        proc = evaldsl(work, "basic.evl", *other, "--resume", "rec.json")
+        assert proc.returncode == 4 and len(proc.stderr.splitlines()) == 1, proc.stderr
+        name = other[-1].split(":")[-1]
+        assert proc.stderr.startswith(f"evaldsl: --resume rec.json: the record is of agent 'agent', not '{name}'")
+    assert len(record(work / "rec.json")["cases"]) == 1 and prompts(work) == ["hello world"]
+    same = evaldsl(work, "basic.evl", "--agent", "e2e_agent:other", "--model-name", "agent", "--resume", "rec.json")
+    assert same.returncode == 1 and len(record(work / "rec.json")["cases"]) == 2
+
+
+# ---- records that cannot be written -----------------------------------------------------
+
+
+def test_a_record_path_that_cannot_be_written_is_a_usage_error_before_any_run(work: Path) -> None:
+    (work / "somedir").mkdir()
+    (work / "afile").write_text("x")
+    for option, target, message in [
+        ("--json", "somedir", "evaldsl: --json somedir: is a directory"),
+        ("--out", "afile", "evaldsl: --out afile: is a file"),
+        ("--json", "afile/r.json", "evaldsl: cannot write the record to afile/r.json: "),
+    ]:
+        proc = evaldsl(work, "basic.evl", *AGENT_SPEC, option, target)
+        assert proc.returncode == 4, proc.stderr
+        assert proc.stderr.splitlines() == [proc.stderr.splitlines()[0]] and proc.stderr.startswith(message)
+        assert "Traceback" not in proc.stderr and prompts(work) == []
+
+
+def test_a_record_that_fails_during_the_run_is_reported_and_the_run_goes_on(
+    work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from evaldsl import cli
+    from evaldsl.report import _json
+
+    real, writes = _json.write_atomic, []
+
+    def disk_fills_up(path: Any, text: str) -> None:
+        if Path(path).name == "r.json":
+            writes.append(path)
+            if len(writes) > 1:  # the first write, before the run, succeeds
+                raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, text)
+
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(_json, "write_atomic", disk_fills_up)
+    code = cli.main(["run", "basic.evl", *AGENT_SPEC, "--json", "r.json", "-q"])
+    out, err = capsys.readouterr()
+    assert code == 3 and "1 failed, 1 passed" in out and "Traceback" not in err
+    assert "evaldsl: cannot write the record to r.json: No space left on device; the report above" in err
+    assert all(line.startswith("evaldsl: cannot write the record to r.json") for line in err.splitlines())
+    assert len(writes) > 1 and record(work / ".evaldsl" / "last.json")["summary"]["total"] == 2
 
 
 # ---- the harness path ------------------------------------------------------------------------

@@ -12,7 +12,16 @@ import pytest
 
 from evaldsl.artifacts import RunArtifacts
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
-from evaldsl.report._json import RecordError, RecordWriter, claim_unique, read_record, record_stem, write_atomic
+from evaldsl.report._json import (
+    RecordError,
+    RecordWriteError,
+    RecordWriter,
+    claim_unique,
+    read_record,
+    record_stem,
+    write_atomic,
+)
+from evaldsl.report._lastfailed import case_ref, read_lastfailed, update_lastfailed
 from evaldsl.run._api import run_suite
 from evaldsl.run._builder import ReportBuilder, git_commit
 from evaldsl.run._record import SCHEMA_VERSION, CaseResult, EvalReport, RunMeta
@@ -124,6 +133,48 @@ def test_writer_throttles_but_never_loses_a_change(tmp_path: Path) -> None:
     assert builds == [1] and (tmp_path / "r.json").exists()
     writer.flush_if_due()
     assert builds == [1]  # nothing new to write
+
+
+def test_a_file_that_cannot_be_written_raises_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "folder.json").mkdir()
+    writer = RecordWriter(sample, [tmp_path / "folder.json"])
+    with pytest.raises(RecordWriteError, match=r"cannot write the record to .*folder.json: "):
+        writer.write()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RecordWriteError, match=r"cannot write the record to .*file: "):
+        RecordWriter(sample, out_dir=tmp_path / "file").write()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder.json"]  # no temp files left
+
+
+def test_with_on_error_a_failed_file_is_reported_once_and_the_others_still_written(tmp_path: Path) -> None:
+    (tmp_path / "folder.json").mkdir()
+    errors: list[RecordWriteError] = []
+    good, bad = tmp_path / "good.json", tmp_path / "folder.json"
+    writer = RecordWriter(sample, [bad, good], on_error=errors.append)
+    writer.write()
+    writer.write()
+    assert [e.path for e in errors] == [bad] and list(writer.failed) == [bad]
+    assert writer.written == [good] and read_record(good).summary.total == 2
+    bad.rmdir()  # the problem goes away: the next write succeeds and clears it
+    writer.write()
+    assert writer.failed == {} and writer.written == [bad, good] and len(errors) == 1
+
+
+def test_lastfailed_keeps_the_failures_of_cases_that_did_not_run(tmp_path: Path) -> None:
+    path = tmp_path / ".evaldsl" / "lastfailed.json"
+    assert read_lastfailed(path) is None
+    first = sample()  # a passed, b failed
+    assert update_lastfailed(path, first.cases) == ["t.evl::b"]
+    other = run_suite(ScriptedAgent({"c": "no"}), [case("c")])
+    assert update_lastfailed(path, other.cases) == ["t.evl::b", "t.evl::c"]  # b did not run: kept
+    fixed = run_suite(ScriptedAgent({"b": "ok"}), [case("b")])
+    assert update_lastfailed(path, fixed.cases) == ["t.evl::c"]
+    assert json.loads(path.read_text()) == ["t.evl::c"] and read_lastfailed(path) == ["t.evl::c"]
+    assert case_ref("./d/../t.evl", "c") == "t.evl::c"
+    path.write_text('{"not": "a list"}')
+    with pytest.raises(RecordError, match="is not a list of case ids"):
+        read_lastfailed(path)
+    assert update_lastfailed(path, first.cases) == ["t.evl::b"]  # a broken file is started afresh
 
 
 def test_read_record_errors_name_the_file(tmp_path: Path) -> None:

@@ -458,3 +458,108 @@ def test_sync_timeout_does_not_hold_up_later_runs() -> None:
         assert blocked.is_set()  # the run finished while the hung agent was still blocked
     finally:
         release.set()
+
+
+def test_a_traceback_from_the_sync_api_holds_only_the_agents_error() -> None:
+    async def crash(prompt: str) -> RunArtifacts:
+        raise RuntimeError("the model is down")
+
+    err = run_suite(crash, [case("x")]).cases[0].runs[0].error
+    assert err is not None and err.traceback is not None
+    assert err.traceback.startswith("Traceback (most recent call last):")
+    assert "During handling" not in err.traceback and "no running event loop" not in err.traceback
+    assert err.traceback.rstrip().endswith("RuntimeError: the model is down")
+
+
+def test_a_case_reached_twice_runs_once() -> None:
+    suite = CompiledSuite(name="t", file="t.evl", cases=(case("a"), case("b")))
+    agent = ScriptedAgent(default="ok")
+    report = run_suite(agent, [suite, suite, case("a")])
+    assert sorted(agent.prompts) == ["a", "b"]
+    assert [c.name for c in report.cases] == ["a", "b"] and report.summary.runs == 2
+
+
+def test_the_same_file_by_two_paths_is_one_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    first = CompiledCase(suite="t", name="a", file="d/x.evl", line=1, prompt="first",
+                         settings=CaseSettings(), expectations=(final_is("ok"),))
+    again = CompiledCase(suite="t", name="a", file="./d/../d/x.evl", line=1, prompt="again",
+                         settings=CaseSettings(), expectations=(final_is("ok"),))
+    other = CompiledCase(suite="t", name="a", file="e/x.evl", line=1, prompt="other",
+                         settings=CaseSettings(), expectations=(final_is("ok"),))
+    assert flatten_cases([first, again, other]) == [first, other]
+
+
+def judged_at(threshold: float) -> CompiledExpectation:
+    def check(ctx: Any) -> Outcome:
+        score = ctx.judge(rubric="r", prompt=ctx.prompt, artifacts=ctx.artifacts)
+        if not isinstance(score, (int, float)):
+            raise ValueError(f"the judge returned {score!r}, not a score from 0 to 1")
+        return Outcome(1.0 if score >= threshold else 0.0)
+
+    return expect('judge "r"', check, judge=True)
+
+
+def test_an_async_judge_is_awaited_on_the_runs_event_loop() -> None:
+    loops: list[Any] = []
+
+    async def judge(*, rubric: str, prompt: str, artifacts: RunArtifacts) -> float:
+        loops.append(asyncio.get_running_loop())
+        await asyncio.sleep(0)
+        return 0.9 if artifacts.final_text == "ok" else 0.1
+
+    class Agent:
+        async def run(self, instruction: str) -> RunArtifacts:
+            loops.append(asyncio.get_running_loop())
+            return RunArtifacts(final_text=instruction)
+
+    cases = [case("ok", None, judged_at(0.5)), case("no", None, judged_at(0.5))]
+    report = run_suite(Agent(), cases, judge=judge)
+    assert statuses(report) == {"ok": "passed", "no": "failed"}
+    assert len(loops) == 4 and len(set(map(id, loops))) == 1  # the agents' loop, not a new one
+    partial = run_suite(Agent(), [case("ok", None, judged_at(0.5))], judge=lambda **kw: judge(**kw))
+    assert partial.cases[0].status == "passed"  # a sync function that returns a coroutine
+
+
+def test_an_async_judge_that_times_out_is_cancelled() -> None:
+    cancelled = threading.Event()
+
+    async def judge(*, rubric: str, prompt: str, artifacts: RunArtifacts) -> float:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return 1.0
+
+    class Agent:
+        async def run(self, instruction: str) -> RunArtifacts:
+            for _ in range(100):  # the next run: give the loop turns to deliver the cancellation
+                if cancelled.is_set() or instruction == "x":
+                    break
+                await asyncio.sleep(0)
+            return RunArtifacts(final_text="ok" if instruction == "x" or cancelled.is_set() else "no")
+
+    cases = [case("x", None, judged_at(0.5), timeout_s=0.05), case("after")]
+    report = run_suite(Agent(), cases, judge=judge, concurrency=1)
+    error = report.cases[0].runs[0].error
+    assert error is not None and error.type == "RunTimeout" and "judge did not finish" in error.message
+    assert report.cases[1].status == "passed"  # cancelled while the run went on, not at shutdown
+
+
+def test_an_async_agent_that_blocks_the_loop_past_its_timeout_is_a_timeout() -> None:
+    import time
+
+    class Blocking:
+        async def run(self, instruction: str) -> RunArtifacts:
+            if instruction == "block":
+                time.sleep(0.15)  # blocks the event loop: the timer cannot fire
+            return RunArtifacts(final_text="ok")
+
+    report = run_suite(Blocking(), [case("block", timeout_s=0.05), case("quick")])
+    run = report.cases[0].runs[0]
+    assert report.cases[0].status == "error" and run.error is not None and run.error.type == "TimeoutError"
+    assert run.error.message.startswith("the agent did not finish within 0.05s (the case's timeout)")
+    assert "blocked the event loop past the timeout" in run.error.message
+    assert run.artifacts is None
+    assert report.cases[1].status == "passed"
