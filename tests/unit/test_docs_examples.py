@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _docblocks import Block, fenced_blocks
 
 import evaldsl
 from evaldsl import EvalContext, EvlError, RunArtifacts, ToolCall
@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parents[2]
 LANGUAGE = ROOT / "docs" / "language.md"
 DOCS = [path for path in (LANGUAGE, ROOT / "README.md") if path.is_file()]
 EVL_KINDS = ("evl", "evl-error", "evl-fragment")
-_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`]*)$")
 _CODE = re.compile(r"[EW]\d{3}")
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _CASE_WORDS = frozenset(
@@ -63,55 +62,9 @@ _CASE_WORDS = frozenset(
 """First words of the case lines that a fragment may start with; anything else is a pattern."""
 
 
-@dataclass(frozen=True)
-class Block:
-    """One fenced block (or inline example) of a doc."""
-
-    doc: Path
-    line: int
-    kind: str
-    words: tuple[str, ...]
-    text: str
-
-    column: int = 0
-    """For an inline example, its column (a line may hold several)."""
-
-    @property
-    def id(self) -> str:
-        where = f"{self.doc.name}:{self.line}"
-        return f"{where}:{self.column}" if self.column else where
-
-    @property
-    def file(self) -> str | None:
-        return next((w[5:] for w in self.words if w.startswith("file=")), None)
-
-    @property
-    def codes(self) -> set[str]:
-        return {w for w in self.words if _CODE.fullmatch(w)}
-
-
-def fenced_blocks(doc: Path) -> list[Block]:
-    """Every fenced block of a Markdown file, with the line of its opening fence."""
-    lines = doc.read_text(encoding="utf-8").splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence, indent = m["fence"], len(m["indent"])
-        words = tuple(m["info"].split())
-        body, j = [], i + 1
-        while j < len(lines) and not (
-            lines[j].strip().startswith(fence) and set(lines[j].strip()) == {"`"}
-        ):
-            body.append(lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j])
-            j += 1
-        assert j < len(lines), f"{doc.name}:{i + 1}: fence never closed"
-        kind = words[0] if words else ""
-        blocks.append(Block(doc, i + 1, kind, words[1:], "\n".join(body) + "\n"))
-        i = j + 1
-    return blocks
+def codes_of(block: Block) -> set[str]:
+    """The diagnostic codes an example's info string says it must report."""
+    return {w for w in block.words if _CODE.fullmatch(w)}
 
 
 def inline_examples(doc: Path) -> list[Block]:
@@ -183,8 +136,8 @@ def test_example(block: Block, example_dirs: dict[Path, Path]) -> None:
             evaldsl.compile(text, filename)
         found = {d.code for d in info.value.diagnostics}
         assert info.value.errors, f"{block.id}: raised without an error"
-        assert block.codes <= found, (
-            f"{block.id}: expected {sorted(block.codes)}, got:\n{info.value}"
+        assert codes_of(block) <= found, (
+            f"{block.id}: expected {sorted(codes_of(block))}, got:\n{info.value}"
         )
         return
     try:
@@ -194,8 +147,8 @@ def test_example(block: Block, example_dirs: dict[Path, Path]) -> None:
             f"{block.id}: the example does not compile:\n{exc.render()}\n--- source ---\n{text}"
         )
     warned = {w.code for w in suite.warnings}
-    assert warned == block.codes, (
-        f"{block.id}: warnings {sorted(warned)}, the page lists {sorted(block.codes)}"
+    assert warned == codes_of(block), (
+        f"{block.id}: warnings {sorted(warned)}, the page lists {sorted(codes_of(block))}"
     )
 
 
