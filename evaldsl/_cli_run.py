@@ -12,12 +12,10 @@ finish. A record path that cannot be written is found before anything runs
 (the first write happens then); one that fails later is reported in one
 line, the run goes on, its report is printed, and the exit code is 3.
 
-The ``.evaldsl`` folder under the current directory (as pytest keeps
-``.pytest_cache``) holds ``last.json``, the latest run's record, and
-``lastfailed.json``, the ids of the cases that failed when they last ran,
-which ``--lf`` reads (see `report._lastfailed` for why it is not the
-record). When no selected case is in it, ``--lf`` runs every selected case,
-as pytest does, and says so.
+``.evaldsl/`` in the current directory (pytest's ``.pytest_cache``) holds
+``last.json``, the latest record, and ``lastfailed.json``, which ``--lf``
+reads (`report._lastfailed` says why it is not the record); when no selected
+case is in it, ``--lf`` runs every selected case, as pytest does.
 
 Exit codes (pytest's): 0 every case passed (skipped, xfailed and xpassed do
 not fail a run); 1 a case failed or errored; 2 interrupted (Ctrl-C; the

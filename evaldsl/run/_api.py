@@ -160,7 +160,7 @@ async def _arun(
     if previous is not None and previous.meta.started_at is not None and "started_at" not in meta.model_fields_set:
         meta.started_at = previous.meta.started_at
     builder = ReportBuilder(flat, meta, previous)
-    todo = [c for c in selected if not builder.is_done(c)]
+    todo = selected if previous is None else [c for c in selected if not builder.is_done(c)]
 
     def on_case(result: CaseResult) -> None:
         builder.add(result)

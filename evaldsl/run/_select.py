@@ -15,6 +15,7 @@ record; a case is identified across records by its file and name.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -151,13 +152,20 @@ def keyword_words(case: CompiledCase) -> tuple[str, ...]:
 
 def case_key(file: str, name: str) -> tuple[str, str]:
     """A case's identity across records: its normalized file path and its name."""
-    path = file
-    if os.path.isabs(path):
+    if os.path.isabs(file):
+        return (_normalized(file, os.getcwd()), name)  # relative to the current directory
+    return (_normalized(file, ""), name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalized(path: str, cwd: str) -> str:
+    """The path as `case_key` compares it; cached, since a run asks for every case's file."""
+    if cwd:
         try:
-            path = os.path.relpath(path)
+            path = os.path.relpath(path, cwd)
         except ValueError:  # another drive on Windows
             pass
-    return (os.path.normcase(os.path.normpath(path)), name)
+    return os.path.normcase(os.path.normpath(path))
 
 
 def failed_keys(report: EvalReport) -> set[tuple[str, str]]:

@@ -93,6 +93,8 @@ class _Inbox:
 
     def post(self, future: asyncio.Future, value: Any, exc: BaseException | None) -> None:
         """Called on a worker thread."""
+        if self._loop.is_closed():  # an abandoned job that outlived its run: nobody waits for it
+            return
         self._results.append((future, value, exc))
         if self._wake_pending:
             return  # a drain is scheduled, and it runs after this append

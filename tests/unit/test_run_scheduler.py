@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from evaldsl.artifacts import RunArtifacts, ToolCall
-from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, Outcome
+from evaldsl.compile._model import (
+    CaseSettings,
+    CompiledCase,
+    CompiledExpectation,
+    CompiledSuite,
+    Outcome,
+)
 from evaldsl.run._api import arun_suite, flatten_cases, run_case, run_eval, run_suite
 from evaldsl.run._protocols import Predicates
 from evaldsl.run._scripted import ScriptedAgent
@@ -494,7 +500,7 @@ def judged_at(threshold: float) -> CompiledExpectation:
     def check(ctx: Any) -> Outcome:
         score = ctx.judge(rubric="r", prompt=ctx.prompt, artifacts=ctx.artifacts)
         if not isinstance(score, (int, float)):
-            raise ValueError(f"the judge returned {score!r}, not a score from 0 to 1")
+            raise TypeError(f"the judge returned {score!r}, not a score from 0 to 1")
         return Outcome(1.0 if score >= threshold else 0.0)
 
     return expect('judge "r"', check, judge=True)
@@ -553,7 +559,7 @@ def test_an_async_agent_that_blocks_the_loop_past_its_timeout_is_a_timeout() -> 
     class Blocking:
         async def run(self, instruction: str) -> RunArtifacts:
             if instruction == "block":
-                time.sleep(0.15)  # blocks the event loop: the timer cannot fire
+                time.sleep(0.15)  # noqa: ASYNC251 - blocks the event loop: the timer cannot fire
             return RunArtifacts(final_text="ok")
 
     report = run_suite(Blocking(), [case("block", timeout_s=0.05), case("quick")])
