@@ -28,61 +28,21 @@ import re
 import shlex
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _docblocks import Block, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "running.md"
-_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`]*)$")
 _PROGRESS = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+\S+::")
 _DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:ms|s)\b")
 _STAMP = re.compile(r"\d{8}-\d{6}")
 
 
-@dataclass(frozen=True)
-class Block:
-    line: int
-    kind: str
-    words: tuple[str, ...]
-    text: str
-
-    @property
-    def id(self) -> str:
-        return f"{DOC.name}:{self.line}"
-
-    @property
-    def file(self) -> str | None:
-        return next((w[5:] for w in self.words if w.startswith("file=")), None)
-
-
-def fenced_blocks(doc: Path) -> list[Block]:
-    """Every fenced block of the page, with the line of its opening fence."""
-    lines = doc.read_text(encoding="utf-8").splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence, indent = m["fence"], len(m["indent"])
-        words = tuple(m["info"].split())
-        body, j = [], i + 1
-        while j < len(lines) and not (
-            lines[j].strip().startswith(fence) and set(lines[j].strip()) == {"`"}
-        ):
-            body.append(lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j])
-            j += 1
-        assert j < len(lines), f"{doc.name}:{i + 1}: fence never closed"
-        kind = words[0] if words else ""
-        blocks.append(Block(i + 1, kind, words[1:], "\n".join(body) + "\n"))
-        i = j + 1
-    return blocks
-
-
 BLOCKS = fenced_blocks(DOC) if DOC.is_file() else []
-PYTHON = [b for b in BLOCKS if b.kind == "python" and "no-run" not in b.words]
+README = fenced_blocks(ROOT / "README.md")
+PYTHON = [b for b in BLOCKS + README if b.kind == "python" and "no-run" not in b.words]
 CONSOLE = [
     b for b in BLOCKS
     if b.kind == "console" and "no-run" not in b.words and b.text.startswith("$ evaldsl ")
