@@ -18,7 +18,7 @@ JsonValue = Any
 class ToolCall(BaseModel):
     """One tool call the agent made."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     """The tool's name, as the agent called it."""
@@ -42,7 +42,7 @@ class ToolCall(BaseModel):
 class RunArtifacts(BaseModel):
     """Everything one run of an agent produced; every field is optional."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     tool_calls: list[ToolCall] = Field(default_factory=list)
     """The tool calls, in the order the agent made them."""
