@@ -108,6 +108,17 @@ def _closest(misses: Misses, calls: Sequence[ToolCall]) -> tuple[ToolCall, list[
     return call, reasons
 
 
+def _step_miss(step: _Step, call: ToolCall, which: str, joiner: str,
+               calls: Sequence[ToolCall]) -> str | None:
+    """Why one call (`which`: "call 2", "first call") does not fit `step`; None when it does."""
+    if step.tool is not None and call.name != step.tool:
+        return f"{which} was {call.name}, {joiner} {step.tool}; {_names(calls)}"
+    reasons = step.misses(call.args) if step.misses else []
+    if reasons:
+        return f"{which} {shorten(call.display(), 100)} did not match {step.args}: {'; '.join(reasons)}"
+    return None
+
+
 def _no_match(step: _Step, calls: Sequence[ToolCall]) -> str:
     """Why no call matched `step` (a named tool with arguments)."""
     assert step.tool is not None and step.misses is not None
@@ -238,13 +249,9 @@ def _calls_are(node: a.CallsAre) -> Check:
     def check(ctx: EvalContext) -> Outcome:
         calls = ctx.artifacts.tool_calls
         for number, (step, call) in enumerate(zip(steps, calls, strict=False), 1):
-            if step.tool is not None and call.name != step.tool:
-                return Outcome(0.0, f"call {number} was {call.name}, expected {step.tool}; "
-                                    f"{_names(calls)}")
-            reasons = step.misses(call.args) if step.misses else []
-            if reasons:
-                return Outcome(0.0, f"call {number} {shorten(call.display(), 100)} did not "
-                                    f"match {step.args}: {'; '.join(reasons)}")
+            miss = _step_miss(step, call, f"call {number}", "expected", calls)
+            if miss:
+                return Outcome(0.0, miss)
         if len(calls) != len(steps):
             return Outcome(0.0, f"expected {_times(len(steps), 'call')}, got {len(calls)}; "
                                 f"{_names(calls)}")
@@ -281,15 +288,8 @@ def _end_call(node: a.FirstCall | a.LastCall) -> Check:
         calls = ctx.artifacts.tool_calls
         if not calls:
             return Outcome(0.0, "no tool was called")
-        call = calls[index]
-        if call.name != step.tool:
-            return Outcome(0.0, f"{which} call was {call.name}, not {step.tool}; "
-                                f"{_names(calls)}")
-        reasons = step.misses(call.args) if step.misses else []
-        if reasons:
-            return Outcome(0.0, f"{which} call {shorten(call.display(), 100)} did not match "
-                                f"{step.args}: {'; '.join(reasons)}")
-        return _HOLDS
+        miss = _step_miss(step, calls[index], f"{which} call", "not", calls)
+        return Outcome(0.0, miss) if miss else _HOLDS
 
     return check
 

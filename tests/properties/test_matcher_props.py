@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from evaldsl.artifacts import RunArtifacts, ToolCall
 from evaldsl.compile._calls import compile_calls
+from evaldsl.compile._examples import from_python as lit
 from evaldsl.compile._model import EvalContext
 from evaldsl.compile._patterns import compile_pattern
 from evaldsl.compile._text import last_number
@@ -22,18 +23,6 @@ from evaldsl.compile._values import json_equal
 from evaldsl.syntax import _ast as a
 
 # ------------------------------------------------------------- builders --
-
-
-def lit(value: Any) -> Any:
-    if isinstance(value, bool) or value is None:
-        return a.Constant(value=value)
-    if isinstance(value, (int, float)):
-        return a.Number(value=value, raw=json.dumps(value))
-    if isinstance(value, str):
-        return a.String(value=value)
-    if isinstance(value, list):
-        return a.ArrayValue(items=tuple(lit(v) for v in value))
-    return a.ObjectValue(entries=tuple(a.Entry(key=k, value=lit(v)) for k, v in value.items()))
 
 
 def eq(value: Any) -> a.EqualsPattern:

@@ -9,23 +9,11 @@ from typing import Any
 import pytest
 
 from evaldsl.compile._errors import CompileProblem
+from evaldsl.compile._examples import from_python as lit
 from evaldsl.compile._patterns import compile_args, compile_args_misses, compile_pattern
 from evaldsl.syntax import _ast as a
 
 # ------------------------------------------------------------- builders --
-
-
-def lit(value: Any) -> Any:
-    """A Value node for a Python value."""
-    if isinstance(value, bool) or value is None:
-        return a.Constant(value=value)
-    if isinstance(value, (int, float)):
-        return a.Number(value=value, raw=json.dumps(value))
-    if isinstance(value, str):
-        return a.String(value=value)
-    if isinstance(value, list):
-        return a.ArrayValue(items=tuple(lit(v) for v in value))
-    return a.ObjectValue(entries=tuple(a.Entry(key=k, value=lit(v)) for k, v in value.items()))
 
 
 def eq(value: Any, *, ignore_case: bool = False) -> a.EqualsPattern:
