@@ -34,6 +34,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     from .report._terminal import Progress
     from .run._api import run_async
 
-    progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)
+    progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)  # type: ignore[arg-type]
     ran: list[Any] = []  # the cases that ran this time (not those resumed), for the --lf cache
 
     def on_result(result: Any) -> None:
@@ -192,7 +193,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)
     paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
-    stem = record_stem(builder.meta.agent, builder.meta.started_at)
+    stem = record_stem(builder.meta.agent, builder.meta.started_at or datetime.now(timezone.utc))
     writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
     return _Plan(subject, todo, builder, writer)
 

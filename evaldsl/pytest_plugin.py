@@ -71,7 +71,7 @@ class EvlFile(pytest.File):
             suite = compile_file(shown if not shown.is_absolute() else self.path)
         except EvlError as exc:
             raise EvlCollectError(exc.render()) from None
-        items = []
+        items: list[pytest.Item] = []
         for case in suite.cases:
             item = EvlItem.from_parent(self, name=case.name, callobj=_make_test(case))
             for tag in case.settings.tags:
@@ -112,10 +112,10 @@ class EvlItem(pytest.Function):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.line - 1, f"case {self.case.name!r}"
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, EvlCaseFailed):
             return render_failure(excinfo.value.result)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 def render_failure(result: Any) -> str:

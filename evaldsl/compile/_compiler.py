@@ -198,9 +198,10 @@ def _fill(node: Any, row: dict | None) -> Any:
 
 
 def _warn_templates(session: _Session, case: a.Case) -> None:
-    found = [n for n in walk(case) if isinstance(n, a.String) and "{{" in n.value and n.span]
+    found = [(n.span.line, n.span.column, n) for n in walk(case)
+             if isinstance(n, a.String) and "{{" in n.value and n.span is not None]
     if found:
-        first = min(found, key=lambda n: (n.span.line, n.span.column))
+        first = min(found, key=lambda item: item[:2])[2]
         session.diagnostics.append(warning(
             "W304", "`{{` in a case without examples is plain text", first.span,
             help="add an `examples` table to fill it, or ignore this if the braces are meant"))

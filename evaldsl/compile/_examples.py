@@ -201,7 +201,7 @@ def _field_kinds(cls: type, field: str) -> frozenset[str]:
         if isinstance(tp, type) and issubclass(tp, a.Node):
             kinds.add(tp.model_fields["kind"].default)
 
-    walk(cls.model_fields[field].annotation)
+    walk(cls.model_fields[field].annotation)  # type: ignore[attr-defined]
     return frozenset(kinds)
 
 

@@ -86,5 +86,5 @@ def apply_row_columns(settings: CaseSettings, row: dict[str, Any]) -> CaseSettin
             if value in (None, False, 0, "", "false", "no", "0"):  # 0 == False too: flags read as flags
                 continue
             reason = "" if value is True or value in (1, "true", "yes", "1") else str(value)
-            settings = replace(settings, **{column: reason})
+            settings = replace(settings, skip=reason) if column == "skip" else replace(settings, xfail=reason)
     return settings

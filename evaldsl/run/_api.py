@@ -154,7 +154,7 @@ async def _arun(
 ) -> EvalReport:
     flat = flatten_cases(cases)
     selected = select_cases(flat, keyword=keyword, markers=markers, tags=tags, last_failed=last_failed)
-    selection = {"keyword": keyword, "markers": markers, "tags": list(tags) or None}
+    selection: dict[str, Any] = {"keyword": keyword, "markers": markers, "tags": list(tags) or None}
     selection["last_failed"] = True if last_failed is not None else None
     meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v})
     if previous is not None and previous.meta.started_at is not None and "started_at" not in meta.model_fields_set:

@@ -19,7 +19,7 @@ _SETTINGS = (
 )
 _CASE_ONLY = (a.PromptStmt, a.SetupStmt, a.ExamplesStmt)
 _TOOL_BODY = (a.ParamStmt, a.WhenStmt, a.OtherwiseStmt)
-_WORD = {
+_WORD: dict[type, str] = {
     a.SuiteStmt: "suite", a.DescriptionStmt: "description", a.UseStmt: "use",
     a.PromptStmt: "prompt", a.SetupStmt: "setup", a.ExamplesStmt: "examples",
     a.ParamStmt: "param", a.WhenStmt: "when", a.OtherwiseStmt: "otherwise",
@@ -61,7 +61,7 @@ class _Grouper:
             self.flush()
             self.tool = {"span": stmt.span, "name": stmt.name, "description": stmt.description}
             self.tool_body: list[Any] = []
-            if self.seen_case:
+            if self.seen_case and stmt.span is not None:
                 self.orphan_after = stmt.span.line
             return
         if self.tool is not None:
@@ -91,7 +91,7 @@ class _Grouper:
             self.err("E113", f"`{_word(stmt)}` must come before the first case", stmt,
                      help="suite statements belong in the file's head")
             return
-        if isinstance(stmt, _SETTINGS + (a.ExpectStmt,)) and stmt.span.column == 1:
+        if isinstance(stmt, _SETTINGS + (a.ExpectStmt,)) and stmt.span is not None and stmt.span.column == 1:
             what = "expectation" if isinstance(stmt, a.ExpectStmt) else "setting"
             self.diagnostics.append(warning(
                 "W303", f"this {what} belongs to the case above, though it reads like a suite line",

@@ -119,7 +119,7 @@ def _token_span(tok: Token, filename: str) -> a.Span:
 
 
 def _error_pos(exc: Exception, text: str) -> int:
-    if isinstance(exc, NestingTooDeep):
+    if isinstance(exc, NestingTooDeep) and exc.token.start_pos is not None:
         return exc.token.start_pos
     if isinstance(exc, UnexpectedToken) and exc.token.start_pos is not None:
         return exc.token.start_pos
@@ -241,7 +241,7 @@ def _diagnose(exc: Exception, text: str, filename: str, parser: Lark, joiner: An
 
 def _unexpected_char(exc: UnexpectedCharacters, text: str, filename: str, keywords: dict[str, str]) -> Diagnostic:
     pos = exc.pos_in_stream
-    ch = text[pos] if pos < len(text) else ""
+    ch = text[pos] if pos is not None and pos < len(text) else ""
     span = a.Span.model_construct(file=filename, line=exc.line, column=exc.column,
                                   end_line=exc.line, end_column=exc.column + 1)
     if ch == '"':

@@ -101,6 +101,15 @@ def test_no_agent_is_a_clear_usage_error(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
+def test_an_object_that_is_not_an_agent_fails_its_items_with_a_message(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("import pytest\n\n@pytest.fixture(scope='session')\ndef evl_agent():\n    return 42\n")
+    pytester.makefile(".evl", s='case "a"\n  prompt "p"\n  expect no error\n')
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TypeError*"])
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
 def test_a_class_agent_is_made_once_per_session(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(counting=(
         "from evaldsl import RunArtifacts\nmade = []\n\n"
