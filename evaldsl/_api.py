@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .compile._compiler import compile_suite, load as _load
+from .compile._compiler import compile_suite
+from .compile._compiler import load as _load
 from .compile._model import CompiledSuite
 from .syntax._ast import Suite
 from .syntax._parser import parse as _parse

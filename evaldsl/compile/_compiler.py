@@ -30,7 +30,7 @@ class _Session:
         self.predicates = predicates
         self.diagnostics: list[Diagnostic] = []
         self.sources: dict[str, str] = {}
-        self.libraries: dict[Path, list[tuple[CompiledTool, a.Span | None]]] = {}
+        self.libraries: dict[Path, list[CompiledTool]] = {}
         self.may_have_templates = True
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
@@ -239,7 +239,7 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
 
     for stmt in suite.head:
         if isinstance(stmt, a.UseStmt):
-            for tool, span in _use(session, stmt, base, chain):
+            for tool in _use(session, stmt, base, chain):
                 add(tool, stmt.span)
     for block in suite.tools:
         try:
@@ -249,7 +249,8 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
     return tools
 
 
-def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]) -> list:
+def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]) -> list[CompiledTool]:
+    """The tools a `use` line brings in (its file's own and, through its `use` lines, theirs)."""
     path = (base / stmt.path.value).resolve()
     if path in chain:
         cycle = " -> ".join(p.name for p in chain + (path,))
@@ -263,10 +264,10 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
         return []
     shown = str(base / stmt.path.value)
     lib = session.parse_file(path, shown)
-    result: list = []
+    result: list[CompiledTool] = []
     if lib is not None:
         tools = _gather_tools(session, lib, shown, Path(shown).parent, chain + (path,))
-        result = [(tool, None) for tool in tools.values()]
+        result = list(tools.values())
     session.libraries[path] = result
     return result
 

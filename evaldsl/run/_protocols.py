@@ -270,8 +270,8 @@ def _instantiate(obj: Any, what: str) -> Any:
         return obj()
     except Exception as exc:
         raise TypeError(
-            f"cannot make {'an' if what[0] in 'aeiou' else 'a'} {what} from class {obj.__qualname__}: calling it with no "
-            f"arguments raised {type(exc).__name__}: {exc}"
+            f"cannot make {'an' if what[0] in 'aeiou' else 'a'} {what} from class {obj.__qualname__}: "
+            f"calling it with no arguments raised {type(exc).__name__}: {exc}"
         ) from exc
 
 
@@ -300,7 +300,7 @@ def _binds(sig: inspect.Signature, params: tuple[str, ...]) -> bool:
 
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)
+        getattr(fn, "__call__", None)  # noqa: B004 (an object whose __call__ is async)
     )
 
 

@@ -98,7 +98,7 @@ class ToAst(RuleMethods):
             return text.strip('"')
 
     def string_token(self, tok: Token) -> a.String:
-        return a.make(a.String, 
+        return a.make(a.String,
             span=self._tok_span(tok), value=self._decode(tok), long=tok.type == "LONG_STRING"
         )
 
