@@ -251,5 +251,11 @@ def _unexpected_char(exc: UnexpectedCharacters, text: str, filename: str, keywor
         return error("E102", "unterminated regex", span, label="expected a closing `/`")
     shown = repr(ch) if not ch.isprintable() or ch.isspace() else f"`{ch}`"
     allowed = set(exc.allowed or ()) - {"COMMENT"}
+    parser_state = getattr(exc, "interactive_parser", None)
+    if parser_state is not None:  # what the parser accepts here, not every token the lexer may see
+        try:
+            allowed = set(parser_state.accepts()) - {"COMMENT"} or allowed
+        except Exception:  # noqa: BLE001 (a best effort for a better message)
+            pass
     _, wanted = _expected_words(allowed, keywords)
     return error("E101", f"unexpected character {shown}", span, label=f"expected {wanted}")
