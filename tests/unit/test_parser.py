@@ -300,3 +300,9 @@ def test_only_evldsl_errors_escape_on_garbage() -> None:
     for text in ["\x00\x01", "case", "<<<<", '"""', "expect (((", "| |", "case \"a\"\n  setup <a: $>"]:
         with pytest.raises(EvlError):
             parse(text)
+
+
+def test_unexpected_character_lists_only_what_the_parser_accepts() -> None:
+    (err,) = errors_of('case "c"\n  timeout 1d\n  prompt "p"\n  expect no error\n')
+    assert (err.code, err.span.line, err.span.column) == ("E101", 2, 11)
+    assert err.label == "expected a duration such as `30s`"
