@@ -62,7 +62,7 @@ def _predicates_of(spec: str | None) -> dict[str, Any] | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .compile._compiler import compile_file
+    from .compile._compiler import compile_suite, read_source
     from .syntax._diagnostics import EvlError
 
     try:
@@ -77,10 +77,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = warnings = 0
     for file in files:
         try:
-            suite = compile_file(file, predicates=predicates)
-            diagnostics, sources = list(suite.warnings), {}
-            if diagnostics:
-                sources = {str(file): file.read_text(encoding="utf-8")}
+            text = read_source(file)  # read once: the warnings are shown with it too
+            suite = compile_suite(text, str(file), predicates=predicates)
+            diagnostics, sources = list(suite.warnings), {str(file): text}
         except EvlError as exc:
             diagnostics, sources = exc.diagnostics, exc.sources
         if diagnostics:

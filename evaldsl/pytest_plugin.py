@@ -119,25 +119,23 @@ class EvlItem(pytest.Function):
 
 
 def render_failure(result: Any) -> str:
-    """The failed runs of a case: each error, and each failed expectation with its detail.
+    """Each distinct error, and each failed expectation with its detail (as `evaldsl run` groups them).
 
     The first line (what pytest's short summary shows) names the first problem.
     """
+    from .report._terminal import failed_expectations, run_errors
+
     lines = [_headline(result), f"case {result.name!r} at {result.file}:{result.line}: {result.status}"]
-    if result.repeat > 1:
-        lines[1] += (f", pass rate {result.pass_rate:.0%} of {result.repeat} runs,"
+    runs = len(result.runs)
+    if runs > 1:
+        lines[1] += (f", pass rate {result.pass_rate:.0%} of {runs} runs,"
                      f" needed {result.required_pass_rate:.0%}")
-    for run in result.runs:
-        if run.passed:
-            continue
-        prefix = f"run {run.index + 1}: " if result.repeat > 1 else ""
-        if run.error is not None:
-            lines.append(f"  {prefix}error: {run.error.type}: {run.error.message}")
-        for exp in run.expectations:
-            if not exp.passed:
-                lines.append(f"  {prefix}{exp.file}:{exp.line}: expect {exp.label}")
-                if exp.detail:
-                    lines.append(f"      {exp.detail}")
+    for (kind, message), count in run_errors(result).items():
+        lines.append(f"  error: {kind}: {message}" + (f" [{count} of {runs} runs]" if runs > 1 else ""))
+    for label, where, detail, count in failed_expectations(result):
+        lines.append(f"  {where}: expect {label}" + (f" [failed in {count} of {runs} runs]" if runs > 1 else ""))
+        if detail:
+            lines.append(f"      {detail}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
 from ._examples import substitute, table_rows
-from ._expect import compile_expectation, lint, walk
+from ._expect import compile_expectation, lint
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
@@ -39,10 +39,10 @@ class _Session:
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            self.diagnostics.append(error("E001", f"not UTF-8 text (byte {exc.start}): is this an .evl file?",
-                                          a.Span(file=shown)))
+            text = read_source(path, shown)
+        except EvlError as exc:
+            self.diagnostics.extend(exc.diagnostics)
+            self.sources.update(exc.sources)
             return None
         self.sources[shown] = text
         suite, diags = parse_with_diagnostics(text, shown)
@@ -198,7 +198,7 @@ def _fill(node: Any, row: dict | None) -> Any:
 
 
 def _warn_templates(session: _Session, case: a.Case) -> None:
-    found = [(n.span.line, n.span.column, n) for n in walk(case)
+    found = [(n.span.line, n.span.column, n) for n in a.walk(case)
              if isinstance(n, a.String) and "{{" in n.value and n.span is not None]
     if found:
         first = min(found, key=lambda item: item[:2])[2]
@@ -299,7 +299,12 @@ def load(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> li
 
 def compile_file(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> CompiledSuite:
     """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError)."""
-    shown = str(path)
+    return compile_suite(read_source(path), str(path), predicates=predicates)
+
+
+def read_source(path: str | Path, shown: str | None = None) -> str:
+    """The text of a .evl file; an unreadable, non-UTF-8 or binary file is an EvlError naming it."""
+    shown = str(path) if shown is None else shown
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -313,4 +318,4 @@ def compile_file(path: str | Path, *, predicates: Mapping[str, Any] | None = Non
         line = text[: text.index("\x00")].count("\n") + 1
         raise EvlError([error("E001", "the file holds a NUL byte: is this a binary file?",
                               a.Span(file=shown, line=line))], {shown: text})
-    return compile_suite(text, shown, predicates=predicates)
+    return text

@@ -21,8 +21,6 @@ from ._errors import CompileProblem
 from ._model import Check, CompiledExpectation, EvalContext, Outcome
 from ._values import shorten, show, to_number
 
-walk = a.walk
-
 _CALLS = (a.Called, a.CalledAny, a.CalledSequence, a.CallsAre, a.OnlyCalled, a.FirstCall,
           a.LastCall, a.EveryCall, a.NoToolCalls)
 _FINAL = (a.TextContains, a.TextIs, a.TextEmpty, a.TextStartsWith, a.TextEndsWith, a.TextMatches,
@@ -123,7 +121,7 @@ def compile_expectation(
     line = node.span.line if node.span else 0
     return CompiledExpectation(
         label=unparse(node), file=filename, line=line, check=check,
-        needs_judge=any(isinstance(n, a.Judge) for n in walk(node)) if needs_judge is None else needs_judge,
+        needs_judge=any(isinstance(n, a.Judge) for n in a.walk(node)) if needs_judge is None else needs_judge,
         from_suite=from_suite,
     )
 
@@ -144,9 +142,9 @@ def lint(
     warnings: list[Diagnostic] = []
     needs_judge = False
     # `not called delete_repo` is a safety rule: naming a tool the suite does not declare is the point
-    negated = {id(t) for neg in walk(node) if isinstance(neg, a.Negation)
-               for t in walk(neg.expr) if isinstance(t, a.ToolName)}
-    for n in walk(node):
+    negated = {id(t) for neg in a.walk(node) if isinstance(neg, a.Negation)
+               for t in a.walk(neg.expr) if isinstance(t, a.ToolName)}
+    for n in a.walk(node):
         if isinstance(n, a.Judge):
             needs_judge = True
         elif isinstance(n, a.CalledSequence) and n.count is not None:

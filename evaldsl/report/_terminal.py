@@ -171,11 +171,10 @@ def _describe_failure(case: CaseResult, colour: bool) -> str:
         passed = sum(r.passed for r in case.runs)
         head += f"  ({passed}/{n} runs passed, needed {case.required_pass_rate:.0%})"
     lines = [head]
-    errors = Counter((r.error.type, r.error.message) for r in case.runs if r.error is not None)
-    for (etype, message), count in errors.items():
+    for (etype, message), count in run_errors(case).items():
         times = f" [{count} of {n} runs]" if n > 1 else ""
         lines.append(f"  error: {etype}: {_indent(message)}{times}")
-    for label_, where, detail, count in _failed_expectations(case):
+    for label_, where, detail, count in failed_expectations(case):
         times = f" [failed in {count} of {n} runs]" if n > 1 else ""
         lines.append(f"  x expect {label_}  ({where}){times}")
         if detail:
@@ -183,7 +182,12 @@ def _describe_failure(case: CaseResult, colour: bool) -> str:
     return "\n".join(lines)
 
 
-def _failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
+def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:
+    """Each distinct run error of a case, (type, message), with how many runs had it."""
+    return Counter((r.error.type, r.error.message) for r in case.runs if r.error is not None)
+
+
+def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
     """Each failing expectation once: label, file:line, its first detail, how many runs it failed."""
     seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
     for run in case.runs:

@@ -109,6 +109,7 @@ def get_parser() -> tuple[Lark, LineJoiner]:
     return parser, joiner
 
 
+@lru_cache(maxsize=4)
 def keyword_terminals(parser: Lark) -> dict[str, str]:
     """Terminal name -> keyword text, for every keyword of the language."""
     result = {}
