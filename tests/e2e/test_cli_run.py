@@ -450,7 +450,7 @@ def test_harness_with_a_custom_predicate(work: Path) -> None:
 
 
 def test_the_cli_default_concurrency_is_the_runners() -> None:
-    from evaldsl import _cli_run
+    from evaldsl.cli import _run as _cli_run
     from evaldsl.run import _scheduler
 
     assert _cli_run.DEFAULT_CONCURRENCY == _scheduler.DEFAULT_CONCURRENCY

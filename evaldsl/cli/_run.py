@@ -89,7 +89,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.set_defaults(func=cmd_run)
 
     # ---- `evaldsl baseline`: registered here, implemented in _baseline.py (the baseline work) ----
-    from ._baseline import add_baseline_command
+    from .._baseline import add_baseline_command
 
     add_baseline_command(sub)
 
@@ -124,9 +124,9 @@ def _run(args: argparse.Namespace) -> int:
     plan = _plan(args)
     if isinstance(plan, int):
         return plan
-    from .report._json import RecordWriteError
-    from .report._terminal import Progress
-    from .run._api import run_async
+    from ..report._json import RecordWriteError
+    from ..report._terminal import Progress
+    from ..run._api import run_async
 
     progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)  # type: ignore[arg-type]
     ran: list[Any] = []  # the cases that ran this time (not those resumed), for the --lf cache
@@ -171,9 +171,9 @@ def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
 
 def _plan(args: argparse.Namespace) -> _Plan | int:
     """Import the agent, load and select the cases, set up the record; or an exit code."""
-    from .report._json import RecordWriter, record_stem
-    from .run._api import flatten_cases
-    from .run._builder import ReportBuilder
+    from ..report._json import RecordWriter, record_stem
+    from ..run._api import flatten_cases
+    from ..run._builder import ReportBuilder
 
     _check_targets(args)
     subject = _subject(args)
@@ -200,8 +200,8 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
 
 def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any, last_failed: bool) -> Any:
     """The record's metadata: the command line, the agent's name, the selection, the start time."""
-    from .run._api import fill_meta
-    from .run._record import RunMeta
+    from ..run._api import fill_meta
+    from ..run._record import RunMeta
 
     meta = RunMeta(command=shlex.join(["evaldsl", *sys.argv[1:]]))
     if args.model_name:
@@ -214,7 +214,7 @@ def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any
 
 
 def _print_report(report: Any, started: float, note: str | None) -> None:
-    from .report._terminal import format_report, use_colour
+    from ..report._terminal import format_report, use_colour
 
     text = format_report(report, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started, note=note)
     print(text, end="", flush=True)
@@ -224,7 +224,7 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     """Run the cases while refreshing the progress line and flushing the record."""
     import asyncio  # here, not at the top: `evaldsl check` never pays for it
 
-    from .run._api import arun_suite
+    from ..run._api import arun_suite
 
     task = asyncio.ensure_future(arun_suite(
         plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
@@ -244,8 +244,8 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
 
 def _save(writer: Any, report: Any, ran: list[Any]) -> None:
     """Write the record everywhere it goes, then the .evaldsl cache (best effort)."""
-    from .report._json import write_atomic
-    from .report._lastfailed import update_lastfailed
+    from ..report._json import write_atomic
+    from ..report._lastfailed import update_lastfailed
 
     writer.write(report)
     ran_keys = {(c.file, c.name) for c in ran}
@@ -283,7 +283,7 @@ def _check_targets(args: argparse.Namespace) -> None:
 
 
 def _subject(args: argparse.Namespace) -> Any:
-    from .run._protocols import agent_subject, harness_subject, import_object
+    from ..run._protocols import agent_subject, harness_subject, import_object
 
     spec = args.agent or args.harness
     if not spec:
@@ -298,9 +298,9 @@ def _subject(args: argparse.Namespace) -> Any:
 
 def _load(paths: list[str], subject: Any) -> list[Any]:
     """Compile every file once (directories searched recursively, as `check` does), all errors at once."""
-    from ._cli_lang import expand_paths
-    from .compile._compiler import compile_file
-    from .syntax._diagnostics import EvlError
+    from ._lang import expand_paths
+    from ..compile._compiler import compile_file
+    from ..syntax._diagnostics import EvlError
 
     predicates = subject.predicates if subject.kind == "harness" else None
     suites: list[Any] = []
@@ -330,7 +330,7 @@ def _unique_files(paths: list[Path]) -> list[Path]:
 
 
 def _read(path: str) -> Any:
-    from .report._json import RecordError, read_record
+    from ..report._json import RecordError, read_record
 
     try:
         return read_record(path)
@@ -352,8 +352,8 @@ def _previous(args: argparse.Namespace, subject: Any) -> Any:
 
 def _keep_last_failed(selected: list[Any]) -> tuple[list[Any], bool]:
     """The selected cases that failed when they last ran; all of them (and False) when none did."""
-    from .report._json import RecordError
-    from .report._lastfailed import case_ref, read_lastfailed
+    from ..report._json import RecordError
+    from ..report._lastfailed import case_ref, read_lastfailed
 
     try:
         ids = read_lastfailed(LAST_FAILED)
@@ -373,7 +373,7 @@ def _keep_last_failed(selected: list[Any]) -> tuple[list[Any], bool]:
 
 
 def _select(flat: list[Any], args: argparse.Namespace) -> list[Any]:
-    from .run._select import SelectionError, select_cases
+    from ..run._select import SelectionError, select_cases
 
     try:
         return select_cases(flat, keyword=args.keyword, markers=args.markers, tags=args.tag)

@@ -1,6 +1,6 @@
 """The `evaldsl` command line: argument parsing only; every command calls the library.
 
-Commands register themselves here; `run` lives in `_cli_run.py`.
+Commands register themselves here; one module per command family: `_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline).
 Exit codes follow pytest: 0 ok, 1 failures, 2 interrupted, 3 internal
 error, 4 usage or compile error, 5 nothing selected.
 """
@@ -20,9 +20,9 @@ EXIT_NO_TESTS = 5
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-    from ._cli_lang import add_language_commands
-    from ._cli_run import add_run_commands
+    from .. import __version__
+    from ._lang import add_language_commands
+    from ._run import add_run_commands
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",

@@ -56,14 +56,14 @@ def add_language_commands(sub: Any) -> None:
 def _predicates_of(spec: str | None) -> dict[str, Any] | None:
     if spec is None:
         return None
-    from .run._protocols import import_object, predicates_of
+    from ..run._protocols import import_object, predicates_of
 
     return dict(predicates_of(import_object(spec)))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .compile._compiler import compile_suite, read_source
-    from .syntax._diagnostics import EvlError
+    from ..compile._compiler import compile_suite, read_source
+    from ..syntax._diagnostics import EvlError
 
     try:
         predicates = _predicates_of(args.harness)
@@ -94,8 +94,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    from .syntax._diagnostics import EvlError
-    from .syntax._format import format_text
+    from ..syntax._diagnostics import EvlError
+    from ..syntax._format import format_text
 
     if args.paths == ["-"]:
         text = sys.stdin.read()
@@ -133,8 +133,8 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .compile._compiler import compile_file
-    from .syntax._diagnostics import EvlError
+    from ..compile._compiler import compile_file
+    from ..syntax._diagnostics import EvlError
 
     try:
         suite = compile_file(args.file)
@@ -154,11 +154,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.record:
-        from .run._record import EvalReport
+        from ..run._record import EvalReport
 
         schema = EvalReport.model_json_schema()
     else:
-        from .syntax._ast import Suite
+        from ..syntax._ast import Suite
 
         schema = Suite.model_json_schema()
     print(json.dumps(schema, indent=2))
