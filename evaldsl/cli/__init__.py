@@ -1,6 +1,7 @@
 """The `evaldsl` command line: argument parsing only; every command calls the library.
 
-Commands register themselves here; one module per command family: `_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline).
+Commands register themselves here, one module per command family:
+`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline).
 Exit codes follow pytest: 0 ok, 1 failures, 2 interrupted, 3 internal
 error, 4 usage or compile error, 5 nothing selected.
 """

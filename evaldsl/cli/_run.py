@@ -298,9 +298,9 @@ def _subject(args: argparse.Namespace) -> Any:
 
 def _load(paths: list[str], subject: Any) -> list[Any]:
     """Compile every file once (directories searched recursively, as `check` does), all errors at once."""
-    from ._lang import expand_paths
     from ..compile._compiler import compile_file
     from ..syntax._diagnostics import EvlError
+    from ._lang import expand_paths
 
     predicates = subject.predicates if subject.kind == "harness" else None
     suites: list[Any] = []
