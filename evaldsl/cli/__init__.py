@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ._import import add_import_command
     from ._lang import add_language_commands
+    from ._lsp import add_lsp_command
     from ._run import add_run_commands
 
     parser = argparse.ArgumentParser(
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_language_commands(sub)
     add_run_commands(sub)
     add_import_command(sub)
+    add_lsp_command(sub)
     return parser
 
 
