@@ -64,12 +64,13 @@ def evl_files(paths: Iterable[str], *, missing_ok: bool = False) -> list[Path]:
 def _near(raw: str) -> str:
     """` (did you mean ...?)` naming the .evl files and folders beside a missing path that are
     close to its name; '' when none is."""
-    folder = os.path.dirname(raw)
+    stripped = raw.rstrip("/\\") or raw  # `suits/` is the name `suits`
+    folder = os.path.dirname(stripped)
     try:
         names = [e.name for e in os.scandir(folder or ".") if e.is_dir() or e.name.endswith(".evl")]
     except OSError:
         return ""
-    near = difflib.get_close_matches(os.path.basename(raw.rstrip("/\\")), names, n=3, cutoff=0.6)
+    near = difflib.get_close_matches(os.path.basename(stripped), names, n=3, cutoff=0.6)
     return f" (did you mean {' or '.join(os.path.join(folder, n) for n in near)}?)" if near else ""
 
 

@@ -35,12 +35,12 @@ def test_run_a_missing_file_says_so_with_near_names(work: Path, capsys: pytest.C
 
 def test_run_names_each_bad_path_before_importing_the_agent(work: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "suites/calk.evl", "suits", "empty/", "nowhere/x.evl", "weather.evl",
+    code = main(["run", "suites/calk.evl", "suits/", "empty/", "nowhere/x.evl", "weather.evl",
                  "--agent", "not_a_module:agent"])
     assert code == 4
     assert capsys.readouterr().err.splitlines() == [
         "evaldsl: no such file or directory: suites/calk.evl (did you mean suites/calc.evl?)",
-        "evaldsl: no such file or directory: suits (did you mean suites?)",
+        "evaldsl: no such file or directory: suits/ (did you mean suites?)",
         "evaldsl: no .evl files under empty/",
         "evaldsl: no such file or directory: nowhere/x.evl",
     ]
