@@ -44,15 +44,17 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # hidden from type checkers, which would take any name as Any: a typo must be an error
 
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The pytest plugin: every case of a `.evl` file is a pytest item.
+"""The pytest plugin: every case of a `.evl` file is a pytest item, when asked for.
 
 `pytest suites/` collects `file.evl::case name` items (located at the case's
 line), runs each against the agent that `--evl-agent module:attr` (or
@@ -8,8 +8,15 @@ items are ordinary pytest functions, `-k`, `-m TAG`, `-x`, `--lf` and
 `--junitxml` work as pytest users expect. `skip` cases are skipped; `xfail`
 cases carry a non-strict xfail mark.
 
+Installing evaldsl installs this plugin into every pytest run, so it must not
+take over a project that merely holds `.evl` files: they are collected only
+when the run asks for them (`_wanted`), and otherwise left alone, silently,
+as pytest leaves any file it does not know. The agent is imported and made
+once, at session start, so a bad `--evl-agent` is one usage error (exit 4),
+as `evaldsl run` makes it, not a traceback per item.
+
 This module is imported by every pytest run that has evaldsl installed, so
-it imports nothing of evaldsl until a `.evl` file is collected.
+it imports nothing of evaldsl until it is asked to.
 """
 
 from __future__ import annotations
@@ -19,18 +26,93 @@ from typing import Any
 
 import pytest
 
+_SUBJECT = pytest.StashKey[Any]()
+"""The agent or harness the command line (or ini file) names, resolved once per session."""
+
+_SPECS = (("evl_agent", "--evl-agent"), ("evl_harness", "--evl-harness"), ("evl_model", "--evl-model"))
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evaldsl", "evaldsl: .evl case files")
+    group.addoption("--evl", action="store_true", default=None,
+                    help="collect .evl files (implied by --evl-agent, --evl-harness, --evl-model, "
+                         "or an evl_agent fixture)")
     group.addoption("--evl-agent", metavar="MODULE:ATTR",
                     help="the agent to run .evl cases against (an object with run(), a class or a function)")
     group.addoption("--evl-harness", metavar="MODULE:ATTR",
                     help="a harness (setup + run(instruction, world)) to run .evl cases against")
+    group.addoption("--evl-model", metavar="MODEL",
+                    help="runs .evl cases against a model (see docs/models.md)")
+    parser.addini("evl", type="bool", default=False, help="collect .evl files (as --evl)")
+    parser.addini("evl_agent", help="as --evl-agent, MODULE:ATTR")
+    parser.addini("evl_harness", help="as --evl-harness, MODULE:ATTR")
+    parser.addini("evl_model", help="as --evl-model: runs .evl cases against a model (see docs/models.md)")
+
+
+def _given(config: pytest.Config) -> list[tuple[str, str]]:
+    """(option, value) of each of --evl-agent, --evl-harness, --evl-model given on the
+    command line; when none is, of each set in the ini file (the command line wins)."""
+    given = [(option, str(value)) for _, option in _SPECS if (value := config.getoption(option))]
+    return given or [(option, str(value)) for ini, option in _SPECS if (value := config.getini(ini))]
+
+
+def _requested(config: pytest.Config) -> bool:
+    """True when the command line or ini file asks for .evl files (an opt-in, agent, harness or model)."""
+    return bool(config.getoption("--evl") or config.getini("evl") or _given(config))
+
+
+def _wanted(file: pytest.File) -> bool:
+    """Collect this .evl file? When the run asks for .evl files, when the file was named
+    on the command line, or when a conftest above it defines its own `evl_agent` fixture.
+
+    Decided when the file is collected, not in `pytest_collect_file`: pytest reads a
+    directory's conftest fixtures only once the directory's own collection is done.
+    """
+    return _requested(file.config) or file.session.isinitpath(file.path) or _has_own_agent_fixture(file)
+
+
+def _has_own_agent_fixture(node: pytest.File) -> bool:
+    manager = node.session._fixturemanager
+    try:
+        defs = manager.getfixturedefs("evl_agent", node)
+    except (TypeError, AttributeError):  # pytest < 8.1 took the node's id
+        defs = manager.getfixturedefs("evl_agent", node.nodeid)  # type: ignore[arg-type]
+    if not defs:
+        return False
+    return defs[-1].func is not _default_agent_fixture
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Import and make the agent (or harness) once; anything wrong with it is one usage error."""
+    config = session.config
+    given = _given(config)
+    if not given:
+        return
+    if len(given) > 1:
+        raise pytest.UsageError(f"evaldsl: give one of {', '.join(o for o, _ in given)}, not several")
+    option, spec = given[0]
+    if option == "--evl-model":
+        config.stash[_SUBJECT] = _model_subject(config, spec)
+        return
+    from .run._protocols import agent_subject, harness_subject, import_object
+
+    make = agent_subject if option == "--evl-agent" else harness_subject
+    try:
+        config.stash[_SUBJECT] = make(import_object(spec))
+    except (ImportError, TypeError) as exc:
+        raise pytest.UsageError(f"evaldsl: {option} {spec}: {exc}") from None
+
+
+def _model_subject(config: pytest.Config, model: str) -> Any:
+    """What --evl-model runs against. Model runs are not part of this version: say so."""
+    raise pytest.UsageError(f"evaldsl: --evl-model {model}: this version of evaldsl cannot run cases "
+                            "against a model (see docs/models.md); pass --evl-agent or --evl-harness")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Fail fast, once, when .evl cases were collected but nothing says which agent runs them."""
-    if config.getoption("--evl-agent") or config.getoption("--evl-harness"):
+    if _SUBJECT in config.stash:
         return
     for item in items:
         if isinstance(item, EvlItem):
@@ -60,6 +142,8 @@ class EvlCaseFailed(Exception):
 
 class EvlFile(pytest.File):
     def collect(self) -> list[pytest.Item]:
+        if not _wanted(self):
+            return []  # not asked for: left alone, as pytest leaves files it does not know
         from .compile._compiler import compile_file
         from .syntax._diagnostics import EvlError
 
@@ -156,18 +240,12 @@ _NO_AGENT = ("no agent for .evl cases: pass --evl-agent module:attr (or --evl-ha
 def _default_agent_fixture(request: pytest.FixtureRequest) -> Any:
     """The agent .evl cases run against; override this fixture in a conftest to build your own.
 
-    A class named by --evl-agent is instantiated once, for the whole session.
+    It is what --evl-agent (or --evl-harness) names, imported and resolved at session start:
+    a class named there is instantiated once, for the whole session, as `evaldsl run` does.
     """
-    from .run._protocols import import_object
-
-    spec = request.config.getoption("--evl-agent") or request.config.getoption("--evl-harness")
-    if not spec:
+    if _SUBJECT not in request.config.stash:
         raise pytest.UsageError(_NO_AGENT)
-    try:
-        obj = import_object(spec)
-        return obj() if isinstance(obj, type) else obj
-    except ImportError as exc:
-        raise pytest.UsageError(f"--evl-agent {spec}: {exc}") from None
+    return request.config.stash[_SUBJECT]
 
 
 evl_agent = pytest.fixture(scope="session", name="evl_agent")(_default_agent_fixture)

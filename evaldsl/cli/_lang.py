@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,6 +26,52 @@ def expand_paths(paths: Iterable[str]) -> list[Path]:
         else:
             out.append(path)
     return out
+
+
+class PathProblem(Exception):
+    """Paths that name no .evl file to work on; ``problems`` holds one line for each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def evl_files(paths: Iterable[str], *, missing_ok: bool = False) -> list[Path]:
+    """`expand_paths`, refusing a directory that holds no .evl file and (unless ``missing_ok``)
+    a path that does not exist, with the near names in its directory.
+
+    Raises:
+        PathProblem: naming every such path, not only the first.
+    """
+    out: list[Path] = []
+    problems: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = expand_paths([raw])
+            if not found:
+                problems.append(f"no .evl files under {raw}")
+            out.extend(found)
+        elif missing_ok or path.exists():
+            out.append(path)
+        else:
+            problems.append(f"no such file or directory: {raw}{_near(raw)}")
+    if problems:
+        raise PathProblem(problems)
+    return out
+
+
+def _near(raw: str) -> str:
+    """` (did you mean ...?)` naming the .evl files and folders beside a missing path that are
+    close to its name; '' when none is."""
+    stripped = raw.rstrip("/\\") or raw  # `suits/` is the name `suits`
+    folder = os.path.dirname(stripped)
+    try:
+        names = [e.name for e in os.scandir(folder or ".") if e.is_dir() or e.name.endswith(".evl")]
+    except OSError:
+        return ""
+    near = difflib.get_close_matches(os.path.basename(stripped), names, n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(os.path.join(folder, n) for n in near)}?)" if near else ""
 
 
 def add_language_commands(sub: Any) -> None:
@@ -70,9 +117,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     except Exception as exc:  # an unimportable harness is a usage error, said in one line
         print(f"evaldsl: cannot load --harness {args.harness}: {exc}", file=sys.stderr)
         return 4
-    files = expand_paths(args.paths)
-    if not files:
-        print("evaldsl: no .evl files found", file=sys.stderr)
+    try:
+        files = evl_files(args.paths, missing_ok=True)  # a missing file is its own E002, below
+    except PathProblem as exc:
+        for problem in exc.problems:
+            print(f"evaldsl: {problem}", file=sys.stderr)
         return 4
     errors = warnings = 0
     for file in files:
@@ -139,17 +188,61 @@ def cmd_compile(args: argparse.Namespace) -> int:
     try:
         suite = compile_file(args.file)
     except EvlError as exc:
-        print(exc.render(), file=sys.stderr)
+        if args.json:  # a tool reads stdout: the diagnostics, as JSON too
+            print(json.dumps({"diagnostics": [diagnostic_json(d) for d in exc.diagnostics]},
+                             indent=2, ensure_ascii=False))
+        else:
+            print(exc.render(), file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps(suite.to_json(), indent=2, ensure_ascii=False))
+        data = {**suite.to_json(), "diagnostics": [diagnostic_json(d) for d in suite.warnings]}
+        print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     print(f"suite {suite.name!r} ({suite.file}): {len(suite.cases)} case(s), {len(suite.tools)} tool(s)")
     for case in suite.cases:
         print(f"  case {case.name!r} (line {case.line})")
+        for setting in _settings_shown(case.settings):
+            print(f"    {setting}")
         for exp in case.expectations:
             print(f"    expect {exp.label}    [line {exp.line}]")
     return 0
+
+
+def _settings_shown(settings: Any) -> list[str]:
+    """The settings that change how a case runs or counts, written as in a .evl file."""
+    shown = []
+    if settings.tags:
+        shown.append("tags " + ", ".join(settings.tags))
+    if settings.skip is not None:
+        shown.append("skip" + (f" {json.dumps(settings.skip)}" if settings.skip else ""))
+    if settings.xfail is not None:
+        shown.append("xfail" + (f" {json.dumps(settings.xfail)}" if settings.xfail else ""))
+    if settings.repeat != 1:
+        shown.append(f"repeat {settings.repeat}")
+    if settings.pass_rate != 1.0:
+        shown.append(f"pass rate at least {settings.pass_rate:g}")
+    return shown
+
+
+def diagnostic_json(diagnostic: Any) -> dict[str, Any]:
+    """One diagnostic for tools: where (1-based, end exclusive; null for a whole-file problem),
+    what, and the hint (`= help:` of the text form; `suggestion` is the did-you-mean name alone)."""
+    span = diagnostic.span
+    hints = [f"did you mean `{diagnostic.suggestion}`?"] if diagnostic.suggestion else []
+    hints += [diagnostic.help] if diagnostic.help else []
+    return {
+        "file": diagnostic.file,
+        "line": span.line if span else None,
+        "column": span.column if span else None,
+        "end_line": span.end_line if span else None,
+        "end_column": span.end_column if span else None,
+        "code": diagnostic.code,
+        "severity": diagnostic.severity,
+        "message": diagnostic.message,
+        "label": diagnostic.label,
+        "hint": "; ".join(hints) or None,
+        "suggestion": diagnostic.suggestion,
+    }
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -176,8 +176,9 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     from ..run._builder import ReportBuilder
 
     _check_targets(args)
+    files = _files(args.paths)  # before the agent: a typo in a path costs no import
     subject = _subject(args)
-    flat = flatten_cases(_load(args.paths, subject))
+    flat = flatten_cases(_load(files, subject))
     previous = _previous(args, subject)
     selected = _select(flat, args)
     if not selected:
@@ -296,16 +297,26 @@ def _subject(args: argparse.Namespace) -> Any:
         raise _Usage(f"{option} {spec}: {exc}") from None
 
 
-def _load(paths: list[str], subject: Any) -> list[Any]:
-    """Compile every file once (directories searched recursively, as `check` does), all errors at once."""
+def _files(paths: list[str]) -> list[Path]:
+    """The .evl files the paths name (directories searched recursively, as `check` does);
+    a path that does not exist, or a directory without one, is a usage error."""
+    from ._lang import PathProblem, evl_files
+
+    try:
+        return evl_files(paths)
+    except PathProblem as exc:
+        raise _Usage("\nevaldsl: ".join(exc.problems)) from None
+
+
+def _load(files: list[Path], subject: Any) -> list[Any]:
+    """Compile every file once, all errors at once."""
     from ..compile._compiler import compile_file
     from ..syntax._diagnostics import EvlError
-    from ._lang import expand_paths
 
     predicates = subject.predicates if subject.kind == "harness" else None
     suites: list[Any] = []
     problems: list[EvlError] = []
-    for path in _unique_files(expand_paths(paths)):
+    for path in _unique_files(files):
         try:
             suites.append(compile_file(path, predicates=predicates))
         except EvlError as exc:

@@ -113,6 +113,10 @@ def format_report(
 ) -> str:
     """The human summary of a report: table, statistics, failures, count line."""
     parts = [_table(report), _statistics(report)]
+    partial = [c for c in report.cases if c.status in ("passed", "xpassed") and partial_credits(c)]
+    if partial:
+        parts.append(_rule("partial credit", colour, "33"))
+        parts.append("\n".join(_describe_partial(c, colour) for c in partial))
     failures = [c for c in report.cases if c.status in ("failed", "error")]
     if failures:
         parts.append(_rule("short summary", colour, "31"))
@@ -180,6 +184,31 @@ def _describe_failure(case: CaseResult, colour: bool) -> str:
         if detail:
             lines.append(f"      {_indent(detail, 6)}")
     return "\n".join(lines)
+
+
+def _describe_partial(case: CaseResult, colour: bool) -> str:
+    """A case that passed only through a fallback: the score, and each expectation that gave credit below 1."""
+    label = _paint(_LABELS[case.status], _COLOURS[case.status], colour)
+    lines = [f"{label} {_shown(case.file)}:{case.line} {case.suite}::{case.name}  "
+             f"(partial credit, score {_num(case.score)})"]
+    n = len(case.runs)
+    for label_, where, detail, count in partial_credits(case):
+        lines.append(f"  ~ expect {label_}  ({where})" + (f" [in {count} of {n} runs]" if n > 1 else ""))
+        if detail:
+            lines.append(f"      {_indent(detail, 6)}")
+    return "\n".join(lines)
+
+
+def partial_credits(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
+    """Each expectation that held only through a fallback (0 < credit < 1) in a passing run:
+    label, file:line, its first detail, how many runs."""
+    seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+    for run in case.runs:
+        for e in run.expectations:
+            if run.passed and 0 < e.credit < 1:
+                key = (e.label, f"{_shown(e.file)}:{e.line}")
+                seen.setdefault(key, [e.detail, 0])[1] += 1
+    return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
 
 
 def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:

@@ -21,6 +21,7 @@ from . import _ast as a
 from ._diagnostics import Diagnostic, EvlError, error
 from ._grammar import LOCK, MAX_DEPTH, NestingTooDeep, get_parser, keyword_terminals
 from ._group import group
+from ._hints import with_hint
 from ._transform import ToAst
 
 MAX_ERRORS = 20
@@ -92,7 +93,7 @@ def _parse_with_diagnostics(text: str, filename: str) -> tuple[a.Suite, list[Dia
                 break
             except (UnexpectedInput, NestingTooDeep) as exc:
                 diag, start = _diagnose(exc, work, filename, parser, joiner)
-                diagnostics.append(diag)
+                diagnostics.append(with_hint(diag, work))
                 if len(diagnostics) >= MAX_ERRORS:
                     return _empty(filename), diagnostics
                 work = _blank(work, min(start, joiner.stmt_start), _error_pos(exc, work), joiner.depth)

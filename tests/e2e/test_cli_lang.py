@@ -88,6 +88,7 @@ def test_check_missing_path_and_no_files(tmp_path: Path, capsys: pytest.CaptureF
     assert "E002" in capsys.readouterr().out
     (tmp_path / "empty_dir").mkdir()
     assert main(["check", str(tmp_path / "empty_dir")]) == 4
+    assert capsys.readouterr().err == f"evaldsl: no .evl files under {tmp_path / 'empty_dir'}\n"
 
 
 def test_fmt_check_diff_and_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,6 +119,43 @@ def test_compile_json_for_tools(tmp_path: Path, capsys: pytest.CaptureFixture[st
                                                   "line": 4, "from_suite": False}
     assert main(["compile", str(path)]) == 0
     assert "expect called calculator with <op: add>" in capsys.readouterr().out
+
+
+def test_compile_json_on_a_bad_file_is_json_diagnostics(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "bad.evl", BAD + '  expect final number is 4 within\n')
+    assert main(["compile", str(path), "--json"]) == 1
+    out = capsys.readouterr()
+    data = json.loads(out.out)
+    assert out.err == ""
+    first = data["diagnostics"][0]
+    assert first == {"file": str(path), "line": 3, "column": 10, "end_line": 3, "end_column": 15,
+                     "code": "E101", "severity": "error", "message": "unknown predicate `caled`",
+                     "label": "not a predicate of the language", "hint": "did you mean `called`?",
+                     "suggestion": "called"}
+    assert len(data["diagnostics"]) == 2 and data["diagnostics"][1]["line"] == 4
+    assert main(["compile", str(tmp_path / "missing.evl"), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["diagnostics"][0]["code"] == "E002"
+
+
+def test_compile_json_carries_the_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "w.evl", 'case "a"\n  prompt "p {{x}}"\n  expect no error\n')
+    assert main(["compile", str(path), "--json"]) == 0
+    [warning] = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert (warning["code"], warning["severity"], warning["line"]) == ("W304", "warning", 2)
+
+
+def test_compile_text_shows_the_settings_that_change_a_run(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "s.evl", 'tags math\ncase "a"\n  tags flaky\n  repeat 4\n  pass rate at least 0.75\n'
+                 '  xfail "known"\n  prompt "p"\n  expect no error\ncase "b"\n  skip\n  prompt "q"\n'
+                 '  expect no error\n')
+    assert main(["compile", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  case 'a' (line 2)", "    tags math, flaky", '    xfail "known"', "    repeat 4",
+        "    pass rate at least 0.75", "    expect no error    [line 8]",
+        "  case 'b' (line 9)", "    tags math", "    skip", "    expect no error    [line 12]",
+    ]
 
 
 def test_schema_is_the_ast_json_schema(capsys: pytest.CaptureFixture[str]) -> None:

@@ -93,12 +93,91 @@ def test_agent_from_a_conftest_fixture(pytester: pytest.Pytester) -> None:
     pytester.runpytest().assert_outcomes(passed=1)
 
 
-def test_no_agent_is_a_clear_usage_error(pytester: pytest.Pytester) -> None:
+def test_a_project_with_evl_files_runs_its_own_tests_with_plain_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_ordinary="def test_one():\n    assert 1 + 1 == 2\n\ndef test_two():\n    pass\n")
+    pytester.makefile(".evl", calc=SUITE, broken='case "a"\n  promt "p"\n')  # not even valid
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.OK
+    assert ".evl" not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_evl_agent_fixture_opts_in_its_own_directory_only(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_ordinary="def test_one():\n    pass\n")
+    pytester.makefile(".evl", other='case "elsewhere"\n  prompt "p"\n  expect no error\n')
+    evals = pytester.mkdir("evals")
+    (evals / "conftest.py").write_text(
+        "import pytest\nfrom evaldsl import RunArtifacts\n\n"
+        "@pytest.fixture(scope='session')\ndef evl_agent():\n"
+        "    return lambda prompt: RunArtifacts(final_text='4')\n")
+    (evals / "s.evl").write_text('case "a"\n  prompt "p"\n  expect final number is 4\n')
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*evals/s.evl::a PASSED*"])
+    assert "elsewhere" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("ini", ["evl_agent = my_agent:agent", "evl = true\naddopts = --evl-agent my_agent:agent"])
+def test_the_ini_file_can_ask_for_evl_files(project: pytest.Pytester, ini: str) -> None:
+    project.makeini(f"[pytest]\n{ini}\n")
+    project.runpytest().assert_outcomes(passed=1, failed=2, skipped=1, xfailed=1)
+
+
+def test_the_command_line_wins_over_the_ini_file(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\nevl_harness = nosuch:harness\n")
+    project.runpytest("--evl-agent", "my_agent:agent", "-k", "adds").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(("args", "ini"), [(["--evl"], ""), (["s.evl"], ""), ([], "evl = true")],
+                         ids=["--evl", "file-named", "ini"])
+def test_asking_for_evl_files_without_an_agent_is_one_usage_error(pytester: pytest.Pytester,
+                                                                   args: list[str], ini: str) -> None:
+    if ini:
+        pytester.makeini(f"[pytest]\n{ini}\n")
     pytester.makefile(".evl", s='case "a"\n  prompt "p"\n  expect final number is 4\n'
                       'case "b"\n  xfail\n  prompt "p"\n  expect final number is 4\n')
-    result = pytester.runpytest()
+    result = pytester.runpytest(*args)
     result.stderr.fnmatch_lines(["*no agent for .evl cases: pass --evl-agent module:attr*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.assert_outcomes()  # nothing ran, nothing counted as xfailed
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("my_agent:missing", "--evl-agent my_agent:missing: module 'my_agent' has no attribute 'missing'"),
+    ("nosuchmodule:agent", "--evl-agent nosuchmodule:agent: cannot import 'nosuchmodule'*"),
+    ("my_agent:NUMBER", "--evl-agent my_agent:NUMBER: int object is not an agent: an agent is an object*"),
+])
+def test_a_bad_agent_is_one_usage_error_before_anything_runs(project: pytest.Pytester, spec: str,
+                                                             says: str) -> None:
+    (project.path / "my_agent.py").write_text(AGENT + "\nNUMBER = 42\n")
+    result = project.runpytest("--evl-agent", spec)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: evaldsl: {says}"])
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "xfail" not in output and "collected" not in output
+
+
+def test_a_bad_harness_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = project.runpytest("--evl-harness", "my_agent:agent")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: evaldsl: --evl-harness my_agent:agent: * is not a harness*"])
+
+
+def test_model_runs_are_reserved_and_say_so(project: pytest.Pytester) -> None:
+    result = project.runpytest("--evl-model", "gpt-4o-mini")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: evaldsl: --evl-model gpt-4o-mini: this version of evaldsl cannot run"
+                                 " cases against a model (see docs/models.md)*"])
+    both = project.runpytest("--evl-model", "m", "--evl-agent", "my_agent:agent")
+    both.stderr.fnmatch_lines(["ERROR: evaldsl: give one of --evl-agent, --evl-model, not several"])
+
+
+def test_help_lists_the_options(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    text = " ".join(result.stdout.str().split())  # pytest wraps help to the terminal's width
+    assert "--evl collect .evl files" in text
+    assert "--evl-model=MODEL runs .evl cases against a model (see docs/models.md)" in text
+    assert "evl_model (string): as --evl-model" in text
 
 
 def test_an_object_that_is_not_an_agent_fails_its_items_with_a_message(pytester: pytest.Pytester) -> None:
@@ -122,7 +201,8 @@ def test_a_class_agent_is_made_once_per_session(pytester: pytest.Pytester) -> No
 
 def test_malformed_file_is_a_collection_error_with_the_diagnostic(pytester: pytest.Pytester) -> None:
     pytester.makefile(".evl", bad='case "a"\n  promt "p"\n')
-    result = pytester.runpytest("--evl-agent", "x:y")
+    pytester.makepyfile(my_agent=AGENT)
+    result = pytester.runpytest("--evl-agent", "my_agent:agent")
     result.stdout.fnmatch_lines(["error?E100?: unexpected `promt`", "*bad.evl:2:3*"])
     assert result.ret != 0
     result.assert_outcomes(errors=1)
