@@ -177,7 +177,9 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
 
     _check_targets(args)
     subject = _subject(args)
-    flat = flatten_cases(_load(args.paths, subject))
+    suites = _load(args.paths, subject)
+    _warn_unseen(suites, subject)
+    flat = flatten_cases(suites)
     previous = _previous(args, subject)
     selected = _select(flat, args)
     if not selected:
@@ -258,6 +260,16 @@ def _save(writer: Any, report: Any, ran: list[Any]) -> None:
             write()
         except OSError as exc:
             print(f"evaldsl: warning: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+
+
+def _warn_unseen(suites: list[Any], subject: Any) -> None:
+    """Warn, once per suite, about `system` and mock answers an agent without a context never sees."""
+    if subject.context:
+        return
+    from ..run._context import unseen_settings
+
+    for line in unseen_settings(suites, f"{subject.kind} {subject.name!r}"):
+        print(f"evaldsl: {line}", file=sys.stderr)
 
 
 def _warn_unwritten(error: Any) -> None:

@@ -118,6 +118,8 @@ class CompiledTool:
     first matching `when`, the `otherwise`, or an error naming the tool."""
     file: str = "<string>"
     line: int = 0
+    answers: int = 0
+    """How many `when` / `otherwise` lines it has (0: it only declares a schema)."""
 
     def schema(self) -> dict[str, Any]:
         """The tool in chat-completions `tools` format."""
