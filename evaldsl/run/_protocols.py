@@ -134,10 +134,14 @@ def resolve_agent(obj: Any) -> Agent:
         raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
     run = getattr(obj, "run", None)
     if callable(run):
-        _check_arity(run, ("instruction",), f"{_describe(obj)}.run", harness_hint=True)
+        # run(instruction, ctx) is an agent taking the case context, unless it has a setup:
+        # then it is a harness's run(instruction, world), passed as an agent by mistake.
+        if callable(getattr(obj, "setup", None)) or not takes_context(run, ("instruction",)):
+            _check_arity(run, ("instruction",), f"{_describe(obj)}.run", harness_hint=True)
         return obj  # type: ignore[no-any-return]
     if callable(obj):
-        _check_arity(obj, ("instruction",), _describe(obj), harness_hint=False)
+        if not takes_context(obj, ("instruction",)):
+            _check_arity(obj, ("instruction",), _describe(obj), harness_hint=False)
         return FunctionAgent(obj)
     raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
 
@@ -156,7 +160,8 @@ def resolve_harness(obj: Any) -> Harness:
             "run(instruction, world) -> RunArtifacts"
         )
     _check_arity(setup, ("value",), f"{_describe(obj)}.setup", harness_hint=False)
-    _check_arity(run, ("instruction", "world"), f"{_describe(obj)}.run", harness_hint=False)
+    if not takes_context(run, ("instruction", "world")):
+        _check_arity(run, ("instruction", "world"), f"{_describe(obj)}.run", harness_hint=False)
     preds = getattr(obj, "predicates", None)
     if preds is not None and not isinstance(preds, Mapping):
         raise TypeError(f"{_describe(obj)}.predicates must be a mapping of name -> function")
