@@ -84,8 +84,7 @@ class ModelAgent:
                 repeat_index=ctx.repeat_index, timeout_s=timeout,
             )
         except BackendError as exc:
-            status = f"HTTP {exc.status}: " if exc.status is not None else ""
-            run.error = f"{self.name}: {status}{exc}"
+            run.error = _backend_error(exc, self.backend.label)
             return None
 
 
@@ -117,6 +116,17 @@ class _Run:
             tool_calls=self.calls, final_text=self.final_text, tokens=self.tokens,
             error=self.error, transcript=self.messages, duration_s=time.perf_counter() - start,
         )
+
+
+def _backend_error(exc: BackendError, label: str) -> str:
+    """The run's error for a failed request: the message (which backends start with
+    their label and, for an HTTP error, its status), completed where it is not."""
+    message = str(exc)
+    if not message.startswith(label):
+        message = f"{label}: {message}"
+    if exc.status is not None and str(exc.status) not in message:
+        message += f" (HTTP {exc.status})"
+    return message
 
 
 def _ids(reply: ChatReply) -> list[str]:

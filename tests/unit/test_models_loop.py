@@ -105,7 +105,7 @@ def test_single_turn_stops_after_the_first_reply_and_leaves_calls_unanswered() -
 def test_a_backend_error_is_the_run_error_with_status_and_the_transcript_kept() -> None:
     backend = FakeChat(reply(None, ("list_files", {})), BackendError("rate limited", status=429))
     art = run(backend)
-    assert art.error == "fake:model: HTTP 429: rate limited"
+    assert art.error == "fake:model: rate limited (HTTP 429)"
     assert len(art.tool_calls) == 1 and art.transcript[-1]["role"] == "tool"
 
 
