@@ -42,9 +42,9 @@ class ModelAgent:
         name: the name in records; the backend's ``label`` by default.
     """
 
-    def __init__(self, backend: ChatBackend, sampling: Sampling = Sampling(), *, name: str | None = None) -> None:
+    def __init__(self, backend: ChatBackend, sampling: Sampling | None = None, *, name: str | None = None) -> None:
         self.backend = backend
-        self.sampling = sampling
+        self.sampling = sampling or Sampling()
         self.name = name or backend.label
 
     def __repr__(self) -> str:

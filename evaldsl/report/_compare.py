@@ -32,7 +32,8 @@ def format_comparison(rows: Sequence[tuple[str, EvalReport | None, Any]]) -> str
     widths = [max(len(r[i]) for r in lines) for i in range(len(HEADER))]
     out = [f"\n{'=' * 3} models compared {'=' * 3}"]
     for row in lines:
-        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        cells = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        out.append("  ".join(cells).rstrip())
     return "\n".join(out) + "\n"
 
 

@@ -34,7 +34,8 @@ def ctx(extra: str = "") -> CaseContext:
     return CaseContext.for_case(suite.cases[-1])
 
 
-def run(backend: FakeChat, context: CaseContext | None = None, prompt: str = "what is in a.txt?") -> evaldsl.RunArtifacts:
+def run(backend: FakeChat, context: CaseContext | None = None,
+        prompt: str = "what is in a.txt?") -> evaldsl.RunArtifacts:
     return asyncio.run(ModelAgent(backend, Sampling(temperature=0.2)).run(prompt, context or ctx()))
 
 
