@@ -1,7 +1,10 @@
 """`evaldsl run`: load suites, run them against an agent, report, persist.
 
 Argument handling and wiring only; the work is the library's (`load`,
-`select_cases`, `arun_suite`, `RecordWriter`, `format_report`).
+`select_cases`, `arun_suite`, `RecordWriter`, `format_report`). The model
+options (``--model``, ``--judge``, sampling, cache) live in `_models`; with
+several ``--model`` values the whole run is repeated per model, one record
+each, and a comparison table (`report._compare`) ends the output.
 
 Records: ``--json FILE`` keeps one file; ``--out DIR`` adds a new
 ``DIR/<model>_<YYYYmmdd-HHMMSS>.json`` per run (a name is never reused, so
