@@ -83,6 +83,11 @@ def check_model_args(args: argparse.Namespace) -> None:
             if value:
                 raise ModelUsage(f"{option} holds one record; with several --model values use --out DIR "
                                  "(one record per model)")
+    if not models and not args.judge:
+        for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
+            if getattr(args, option) is not None:
+                raise ModelUsage(f"--{option.replace('_', '-')} applies to a model run (--model) or a judge (--judge)")
+        return
     from ..models._backends import parse_spec
 
     providers = set()
@@ -97,22 +102,18 @@ def check_model_args(args: argparse.Namespace) -> None:
         raise ModelUsage(f"--base-url is one endpoint, but the models use {len(providers)} providers "
                          f"({', '.join(sorted(providers))}); run them separately, or set each provider's "
                          "base URL in its environment variable")
-    if not models and not args.judge:
-        for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
-            if getattr(args, option) is not None:
-                raise ModelUsage(f"--{option.replace('_', '-')} applies to a model run (--model) or a judge (--judge)")
 
 
 def model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
     """The backends of one run: the model ``spec`` (None: an agent run) and the judge."""
+    setup = ModelSetup()
+    if spec is None and not args.judge:
+        return setup  # an agent run without a judge: no HTTP code is imported
     from ..models._backends import make_backend
     from ..models._cache import DEFAULT_CACHE_DIR, ResponseCache
     from ..models._chat import Sampling
     from ..models._transport import SharedClient
 
-    setup = ModelSetup()
-    if spec is None and not args.judge:
-        return setup
     setup.cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     client = SharedClient()
     if spec is not None:
