@@ -15,6 +15,8 @@ import dataclasses
 import json
 from typing import Any, ClassVar
 
+import httpx
+
 from ._cache import ResponseCache, request_key
 from ._chat import BackendError, ChatReply, Sampling
 from ._retry import RetryPolicy, redact, send_with_retries
@@ -47,7 +49,7 @@ class HttpBackend:
         self.retry = retry or RetryPolicy()
         self.client = client or SharedClient()
         self._api_key = api_key or None
-        self._url = self.base_url + self.path
+        self._url = httpx.URL(self.base_url + self.path)  # parsed once, not per request
 
     def describe(self) -> dict[str, Any]:
         """What a record's meta keeps of this backend: never the key."""

@@ -138,6 +138,15 @@ def _is_timeout(exc: BaseException) -> bool:
 Send = Callable[[float], Awaitable[httpx.Response]]
 
 
+async def _bounded(awaitable: Awaitable[httpx.Response], seconds: float) -> httpx.Response:
+    """``awaitable`` within ``seconds``; `asyncio.timeout` (3.11+) makes no extra task, unlike `wait_for`."""
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:  # Python 3.10
+        return await asyncio.wait_for(awaitable, seconds)
+    async with timeout(seconds):
+        return await awaitable
+
+
 async def send_with_retries(
     send: Send, *, policy: RetryPolicy, timeout_s: float | None, label: str, secrets: Iterable[str] = ()
 ) -> httpx.Response:
@@ -162,7 +171,7 @@ async def send_with_retries(
         wait: float | None = None
         bound = min(policy.request_timeout_s, left)
         try:
-            response = await asyncio.wait_for(send(bound), left)
+            response = await _bounded(send(bound), left)
         except (httpx.TransportError, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
         else:
