@@ -249,3 +249,19 @@ def test_the_pytest_plugin_runs_a_model_and_its_judge(
                                 "--evl-base-url", openai_server.base_url, "-q")
     result.assert_outcomes(failed=1)  # the model's replies come from the cache; only the judge is asked
     assert [r.json["model"] for r in openai_server.requests] == ["j"]
+
+
+def test_the_key_reaches_the_server_and_nothing_else(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sentinel = "sk-SENTINEL-modelrun-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", sentinel)
+    openai_server.reply = weather_script()
+    (tmp_path / "w.evl").write_text(JUDGED)
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--json", "r.json")
+    assert code == 0, out + err
+    assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
+    assert not any(sentinel in text for text in [out, err, *written])
