@@ -265,3 +265,18 @@ def test_the_key_reaches_the_server_and_nothing_else(
     assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
     written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
     assert not any(sentinel in text for text in [out, err, *written])
+
+
+def test_a_slow_endpoint_is_a_backend_error_within_the_case_timeout_with_the_transcript_kept(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from servers._script import Delay
+
+    (tmp_path / "w.evl").write_text(SUITE.replace('case "paris"\n', 'case "paris"\n  timeout 1s\n'))
+    openai_server.reply = sequence(tool_calls(call("weather", {"city": "Paris"})), Delay(30, text("late")))
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--json", "r.json", "--no-cache")
+    assert code == 1
+    run_ = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]
+    assert run_["error"]["type"] == "AgentError" and "timed out" in run_["error"]["message"]
+    assert run_["artifacts"]["tool_calls"][0]["result"] == "sunny"  # the first turn is kept
