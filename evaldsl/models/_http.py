@@ -26,6 +26,17 @@ NO_SAMPLING = Sampling()
 BASE_HEADERS = {"content-type": "application/json", "accept": "application/json", "user-agent": "evaldsl"}
 
 
+def _endpoint(url: str) -> httpx.URL:
+    """The parsed endpoint (once, not per request); ValueError for a URL no request could use."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"bad base URL {url!r}: {exc}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"bad base URL {url!r}: expected http://HOST[:PORT]/... or https://...")
+    return parsed
+
+
 class HttpBackend:
     """A chat backend over HTTP; subclasses give the wire format."""
 
@@ -50,7 +61,7 @@ class HttpBackend:
         self.retry = retry or RetryPolicy()
         self.client = client or SharedClient()
         self._api_key = api_key or None
-        self._url = httpx.URL(self.base_url + self.path)  # parsed once, not per request
+        self._url = _endpoint(self.base_url + self.path)
 
     def describe(self) -> dict[str, Any]:
         """What a record's meta keeps of this backend: never the key."""
