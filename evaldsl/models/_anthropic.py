@@ -32,7 +32,7 @@ from typing import Any
 
 from ..artifacts import ToolCall
 from ._chat import ChatReply, Sampling
-from ._http import HttpBackend
+from ._http import BASE_HEADERS, HttpBackend
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -136,7 +136,7 @@ class AnthropicBackend(HttpBackend):
         super().__init__(model, base_url=base, api_key=os.environ.get("ANTHROPIC_API_KEY"), **options)
 
     def headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+        headers = {**BASE_HEADERS, "anthropic-version": API_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return headers

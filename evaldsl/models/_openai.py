@@ -22,7 +22,7 @@ from typing import Any
 
 from ..artifacts import ToolCall
 from ._chat import ChatReply, Sampling
-from ._http import HttpBackend
+from ._http import BASE_HEADERS, HttpBackend
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -63,7 +63,7 @@ class OpenAIBackend(HttpBackend):
         super().__init__(model, base_url=base, api_key=os.environ.get("OPENAI_API_KEY"), **options)
 
     def headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json"}
+        headers = dict(BASE_HEADERS)
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers

@@ -174,6 +174,8 @@ async def send_with_retries(
             response = await _bounded(send(bound), left)
         except (httpx.TransportError, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
+        except httpx.HTTPError as exc:  # a reply that cannot be decoded, say: retrying will not help
+            raise BackendError(redact(f"{label}: {type(exc).__name__}: {exc}", secrets)) from None
         else:
             if response.is_success:
                 return response

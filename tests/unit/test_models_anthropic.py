@@ -159,3 +159,9 @@ def test_key_sent_as_x_api_key(anthropic_server: ScriptedServer, monkeypatch: py
 
     asyncio.run(go())
     assert anthropic_server.requests[0].sent_secret("x-api-key", "sk-ant-test")
+
+
+def test_no_key_no_x_api_key_header(anthropic_server: ScriptedServer) -> None:
+    chat(anthropic_server, [{"role": "user", "content": "hi"}])
+    assert "x-api-key" not in anthropic_server.requests[0].headers
+    assert "authorization" not in anthropic_server.requests[0].headers

@@ -127,3 +127,9 @@ def test_bad_specs_are_one_line_value_errors() -> None:
         assert "\n" not in str(info.value)
     backend = make_backend("openai:llama3.1:8b", base_url="http://127.0.0.1:1/v1")
     assert (backend.model, backend.label) == ("llama3.1:8b", "openai:llama3.1:8b")
+
+
+def test_a_base_url_no_request_could_use_is_a_value_error() -> None:
+    for url in ("localhost:11434/v1", "ftp://host/v1", "http://"):
+        with pytest.raises(ValueError, match="bad base URL"):
+            make_backend("openai:m", base_url=url)
