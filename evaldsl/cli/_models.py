@@ -105,7 +105,18 @@ def check_model_args(args: argparse.Namespace) -> None:
 
 
 def model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
-    """The backends of one run: the model ``spec`` (None: an agent run) and the judge."""
+    """The backends of one run: the model ``spec`` (None: an agent run) and the judge.
+
+    Raises:
+        ModelUsage: a spec or base URL that no request could use, or a bad judge template.
+    """
+    try:
+        return _model_setup(args, spec)
+    except ValueError as exc:  # make_backend's one-line reasons (a TemplateError is already one)
+        raise ModelUsage(str(exc)) from None
+
+
+def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
     setup = ModelSetup()
     if spec is None and not args.judge:
         return setup  # an agent run without a judge: no HTTP code is imported

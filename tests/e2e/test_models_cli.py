@@ -195,6 +195,7 @@ def test_resume_is_refused_for_another_model(
      "--base-url is one endpoint"),
     (["--agent", "evaldsl.demo:agent", "--temperature", "0"], "--temperature applies to a model run"),
     (["--model", "openai:a", "--judge-template", "missing.j2"], "cannot read judge template"),
+    (["--model", "openai:a", "--base-url", "localhost:11434"], "bad base URL 'localhost:11434"),
 ])
 def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "w.evl", *argv)
