@@ -37,7 +37,7 @@ def add_model_options(p: argparse.ArgumentParser, who: Any) -> None:
                           "(openai:MODEL, anthropic:MODEL; repeatable: one record per model and a comparison)")
     g = p.add_argument_group("model runs")
     g.add_argument("--base-url", metavar="URL",
-                   help="the API's base URL (default: OPENAI_BASE_URL, or the provider's public API)")
+                   help="the API's base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, or the public API)")
     g.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the API's)")
     g.add_argument("--max-tokens", type=_positive, metavar="N", help="bound on each reply's tokens")
     g.add_argument("--seed", type=int, metavar="N", help="sampling seed, where the API has one")
