@@ -16,6 +16,7 @@ from .compile._model import (
     CompiledSuite,
     CompiledTool,
     EvalContext,
+    JudgeVerdict,
     Outcome,
     ToolAnswer,
 )
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._protocols import Agent, Harness, Predicates
     from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
+    from .models._judge import LLMJudge
+    from .models._loop import ModelAgent
+    from .run._context import CaseContext
     from .run._scripted import ScriptedAgent
 
 __version__ = "0.1.0"
@@ -41,6 +45,7 @@ _LAZY = {
     "CaseResult": ".run._record", "EvalReport": ".run._record", "ExpectationResult": ".run._record",
     "RunMeta": ".run._record", "RunResult": ".run._record", "Summary": ".run._record",
     "ScriptedAgent": ".run._scripted",
+    "CaseContext": ".run._context", "LLMJudge": ".models._judge", "ModelAgent": ".models._loop",
 }
 
 
@@ -59,6 +64,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, which would take any name as
 
 __all__ = [
     "Agent",
+    "CaseContext",
     "CaseResult",
     "CaseSettings",
     "CompiledCase",
@@ -71,6 +77,9 @@ __all__ = [
     "EvlError",
     "ExpectationResult",
     "Harness",
+    "JudgeVerdict",
+    "LLMJudge",
+    "ModelAgent",
     "Outcome",
     "Predicates",
     "RunArtifacts",

@@ -319,8 +319,12 @@ class DemoAgent:
 
     name = "evaldsl-demo"
 
-    def run(self, instruction: str) -> RunArtifacts:
-        """Answer one prompt by the first rule that recognises it."""
+    def run(self, instruction: str, ctx: object = None) -> RunArtifacts:
+        """Answer one prompt by the first rule that recognises it.
+
+        It takes the case context (docs/models.md) only to say that it has seen
+        the suite's mock tools and chose its own: its tools are built in.
+        """
         session = _Session(instruction)
         for rule in _RULES:
             text = rule(instruction, session)

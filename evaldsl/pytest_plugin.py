@@ -41,12 +41,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the agent to run .evl cases against (an object with run(), a class or a function)")
     group.addoption("--evl-harness", metavar="MODULE:ATTR",
                     help="a harness (setup + run(instruction, world)) to run .evl cases against")
-    group.addoption("--evl-model", metavar="MODEL",
-                    help="runs .evl cases against a model (see docs/models.md)")
     parser.addini("evl", type="bool", default=False, help="collect .evl files (as --evl)")
     parser.addini("evl_agent", help="as --evl-agent, MODULE:ATTR")
     parser.addini("evl_harness", help="as --evl-harness, MODULE:ATTR")
-    parser.addini("evl_model", help="as --evl-model: runs .evl cases against a model (see docs/models.md)")
+    _add_model_options(parser, group)
 
 
 def _given(config: pytest.Config) -> list[tuple[str, str]]:
@@ -105,9 +103,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _model_subject(config: pytest.Config, model: str) -> Any:
-    """What --evl-model runs against. Model runs are not part of this version: say so."""
-    raise pytest.UsageError(f"evaldsl: --evl-model {model}: this version of evaldsl cannot run cases "
-                            "against a model (see docs/models.md); pass --evl-agent or --evl-harness")
+    """What --evl-model runs against: the model, driven through the suites' mock tools."""
+    from .models._loop import ModelAgent
+    from .run._protocols import agent_subject
+
+    return agent_subject(ModelAgent(_backend(config, model)))
+
+
+def _add_model_options(parser: pytest.Parser, group: Any) -> None:
+    """The model wiring (docs/models.md): a model as the agent, and the judge."""
+    group.addoption("--evl-model", metavar="PROVIDER:MODEL",
+                    help="run .evl cases against this model with the suites' mock tools (ini: evl_model)")
+    group.addoption("--evl-judge", metavar="PROVIDER:MODEL",
+                    help="the model grading `judge` expectations (ini: evl_judge; default: --evl-model)")
+    group.addoption("--evl-base-url", metavar="URL", help="the model API's base URL (default: its env var)")
+    parser.addini("evl_model", "the model .evl cases run against (PROVIDER:MODEL)", default="")
+    parser.addini("evl_judge", "the judge model for `judge` expectations (PROVIDER:MODEL)", default="")
+
+
+def _model_spec(config: pytest.Config, name: str) -> str | None:
+    return config.getoption(f"--evl-{name}") or config.getini(f"evl_{name}") or None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -175,10 +190,17 @@ class EvlFile(pytest.File):
 
 
 def _make_test(case: Any) -> Any:
-    def test_case(evl_agent: Any, evl_judge: Any) -> None:
-        from .run._api import run_case
+    def test_case(evl_agent: Any, evl_judge: Any, request: pytest.FixtureRequest) -> None:
+        from .run._api import _sync, arun_case
 
-        result = run_case(evl_agent, case, judge=evl_judge)
+        async def run_and_close() -> Any:
+            try:
+                return await arun_case(evl_agent, case, judge=evl_judge)
+            finally:  # each item runs its own event loop: close the clients made in it
+                for backend in request.config.stash.get(_BACKENDS, []):
+                    await backend.aclose()
+
+        result = _sync(run_and_close())
         if result.status in ("failed", "error", "xfailed"):
             raise EvlCaseFailed(result)
 
@@ -233,7 +255,7 @@ def _headline(result: Any) -> str:
     return f"{result.status}"
 
 
-_NO_AGENT = ("no agent for .evl cases: pass --evl-agent module:attr (or --evl-harness), "
+_NO_AGENT = ("no agent for .evl cases: pass --evl-agent module:attr (or --evl-harness, or --evl-model PROVIDER:MODEL), "
              "or define an `evl_agent` fixture in a conftest.py")
 
 
@@ -252,6 +274,33 @@ evl_agent = pytest.fixture(scope="session", name="evl_agent")(_default_agent_fix
 
 
 @pytest.fixture(scope="session")
-def evl_judge() -> Any:
-    """The judge for `judge "..."` expectations; None unless a conftest overrides this fixture."""
-    return None
+def evl_judge(request: pytest.FixtureRequest) -> Any:
+    """The judge for `judge "..."` expectations: --evl-judge (or ini evl_judge), else the
+    --evl-model; None when neither is given, unless a conftest overrides this fixture."""
+    spec = _model_spec(request.config, "judge") or _model_spec(request.config, "model")
+    if not spec:
+        return None
+    from .models._judge import LLMJudge
+
+    return LLMJudge(_backend(request.config, spec))
+
+
+_BACKENDS = pytest.StashKey[list]()  # type: ignore[type-arg]
+
+
+def _backend(config: pytest.Config, spec: str) -> Any:
+    """A backend for ``spec`` (one per spec per session), caching under <rootdir>/.evaldsl/cache."""
+    from .models._backends import make_backend
+    from .models._cache import DEFAULT_CACHE_DIR, ResponseCache
+
+    made = config.stash.setdefault(_BACKENDS, [])
+    for backend in made:
+        if backend.label == spec:
+            return backend
+    try:
+        backend = make_backend(spec, base_url=config.getoption("--evl-base-url"),
+                               cache=ResponseCache(config.rootpath / DEFAULT_CACHE_DIR))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--evl-model/--evl-judge: {exc}") from None
+    made.append(backend)
+    return backend

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# The scripted model servers (tests/servers/) as fixtures for every test.
+pytest_plugins = ["servers.fixtures"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

@@ -80,8 +80,11 @@ def add_language_commands(sub: Any) -> None:
     p.add_argument("--error-format", choices=("long", "short"), default="long",
                    help="long: framed, with the source line (default); short: one line each")
     p.add_argument("--strict", action="store_true", help="warnings fail the check too")
-    p.add_argument("--harness", metavar="MODULE:ATTR",
-                   help="a harness whose custom predicates are known (unknown names become errors)")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--harness", metavar="MODULE:ATTR",
+                     help="a harness whose custom predicates are known (unknown names become errors)")
+    who.add_argument("--agent", metavar="MODULE:ATTR",
+                     help="the agent the suites are for: warn when it cannot see their `system` or mock tools")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)")
@@ -108,14 +111,30 @@ def _predicates_of(spec: str | None) -> dict[str, Any] | None:
     return dict(predicates_of(import_object(spec)))
 
 
+def _blind_subject(args: argparse.Namespace) -> str | None:
+    """The agent or harness named on the command line when it takes no case context
+    (as the warning names it); None when none is named or it takes one."""
+    spec = args.harness or args.agent
+    if spec is None:
+        return None
+    from ..run._protocols import import_object, receives_context
+
+    obj = import_object(spec)
+    if receives_context(obj, harness=bool(args.harness)):
+        return None
+    return f"{'harness' if args.harness else 'agent'} {spec!r}"
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from ..compile._compiler import compile_suite, read_source
     from ..syntax._diagnostics import EvlError
 
     try:
         predicates = _predicates_of(args.harness)
-    except Exception as exc:  # an unimportable harness is a usage error, said in one line
-        print(f"evaldsl: cannot load --harness {args.harness}: {exc}", file=sys.stderr)
+        blind = _blind_subject(args)
+    except Exception as exc:  # an unimportable agent or harness is a usage error, said in one line
+        option = "--harness" if args.harness else "--agent"
+        print(f"evaldsl: cannot load {option} {args.harness or args.agent}: {exc}", file=sys.stderr)
         return 4
     try:
         files = evl_files(args.paths, missing_ok=True)  # a missing file is its own E002, below
@@ -129,6 +148,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             text = read_source(file)  # read once: the warnings are shown with it too
             suite = compile_suite(text, str(file), predicates=predicates)
             diagnostics, sources = list(suite.warnings), {str(file): text}
+            if blind:
+                from ..run._context import unseen_settings
+
+                unseen = unseen_settings([suite], blind)
+                for line in unseen:
+                    print(f"evaldsl: {line}", file=sys.stderr)
+                warnings += len(unseen)
         except EvlError as exc:
             diagnostics, sources = exc.diagnostics, exc.sources
         if diagnostics:

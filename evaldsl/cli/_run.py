@@ -1,7 +1,10 @@
 """`evaldsl run`: load suites, run them against an agent, report, persist.
 
 Argument handling and wiring only; the work is the library's (`load`,
-`select_cases`, `arun_suite`, `RecordWriter`, `format_report`).
+`select_cases`, `arun_suite`, `RecordWriter`, `format_report`). The model
+options (``--model``, ``--judge``, sampling, cache) live in `_models`; with
+several ``--model`` values the whole run is repeated per model, one record
+each, and a comparison table (`report._models_table`) ends the output.
 
 Records: ``--json FILE`` keeps one file; ``--out DIR`` adds a new
 ``DIR/<model>_<YYYYmmdd-HHMMSS>.json`` per run (a name is never reused, so
@@ -71,6 +74,9 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                      help="an agent object, class or function (the current directory is importable)")
     who.add_argument("--harness", metavar="MODULE:ATTR",
                      help="a harness (setup/run over a world, custom predicates) instead of an agent")
+    from ._models import add_model_options
+
+    add_model_options(p, who)
     p.add_argument("-j", "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, metavar="N",
                    help=f"runs in flight at once (default {DEFAULT_CONCURRENCY})")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failure or error")
@@ -118,12 +124,38 @@ class _Plan:
     todo: list[Any]
     builder: Any
     writer: Any
+    models: Any = None
+    """The run's `ModelSetup` (model, judge, cache), from `_models`."""
 
 
 def _run(args: argparse.Namespace) -> int:
-    plan = _plan(args)
+    """Run once, or once per --model and then compare the models."""
+    from ._models import ModelUsage, check_model_args
+
+    try:
+        check_model_args(args)
+    except ModelUsage as exc:
+        raise _Usage(str(exc)) from None
+    specs: list[str | None] = list(args.model or [None])
+    codes, done = [], []
+    for spec in specs:
+        code, report, models = _run_one(args, spec)
+        if code in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_TESTS):
+            return code
+        codes.append(code)
+        done.append((spec, report, models))
+    if len(specs) > 1:
+        from ..report._models_table import format_comparison
+
+        print(format_comparison([(str(spec), report, m.cache) for spec, report, m in done]), end="")
+    return EXIT_INTERNAL if EXIT_INTERNAL in codes else max(codes)
+
+
+def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]:
+    """One run against one agent, harness or model: (exit code, final report, its ModelSetup)."""
+    plan = _plan(args, spec)
     if isinstance(plan, int):
-        return plan
+        return plan, None, None
     from ..report._json import RecordWriteError
     from ..report._terminal import Progress
     from ..run._api import run_async
@@ -142,20 +174,30 @@ def _run(args: argparse.Namespace) -> int:
         plan.writer.write()  # the record exists from the start, so --resume works before any case ends
     except RecordWriteError as exc:  # nothing has run yet: a usage error
         print(f"evaldsl: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_USAGE, None, None
     plan.writer.on_error = _warn_unwritten
     try:
         report = run_async(_drive(plan, args, on_result, progress))
     except KeyboardInterrupt:
         progress.close()
-        return _interrupted(plan, ran, started)
+        _note_cache(plan)
+        return _interrupted(plan, ran, started), None, plan.models
     progress.close()
+    _note_cache(plan)
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
-    _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
+    notes = [None if report.meta.complete else "stopped after the first failure (-x)", plan.models.cache_note()]
+    _print_report(final, started, "\n".join(n for n in notes if n) or None)
     if not _report_writes(plan.writer):
-        return EXIT_INTERNAL
-    return EXIT_OK if final.ok else EXIT_FAILED
+        return EXIT_INTERNAL, final, plan.models
+    return (EXIT_OK if final.ok else EXIT_FAILED), final, plan.models
+
+
+def _note_cache(plan: _Plan) -> None:
+    """Keep the cache's counts in the record's meta."""
+    cache = plan.models.cache
+    if cache is not None and plan.models.backends:
+        plan.builder.meta.cache = {"directory": str(cache.directory), "hits": cache.hits, "misses": cache.misses}
 
 
 def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
@@ -169,16 +211,24 @@ def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
     return EXIT_INTERRUPTED
 
 
-def _plan(args: argparse.Namespace) -> _Plan | int:
-    """Import the agent, load and select the cases, set up the record; or an exit code."""
+def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
+    """Import the agent (or make the model ``spec``'s), load and select the cases, set up
+    the record; or an exit code."""
     from ..report._json import RecordWriter, record_stem
     from ..run._api import flatten_cases
     from ..run._builder import ReportBuilder
+    from ._models import ModelUsage, model_setup
 
     _check_targets(args)
     files = _files(args.paths)  # before the agent: a typo in a path costs no import
-    subject = _subject(args)
-    flat = flatten_cases(_load(files, subject))
+    try:
+        models = model_setup(args, spec)
+    except ModelUsage as exc:
+        raise _Usage(str(exc)) from None
+    subject = _subject(args, models.agent)
+    suites = _load(files, subject)
+    _warn_unseen(suites, subject)
+    flat = flatten_cases(suites)
     previous = _previous(args, subject)
     selected = _select(flat, args)
     if not selected:
@@ -188,7 +238,12 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     last_failed = False
     if args.last_failed:
         selected, last_failed = _keep_last_failed(selected)
-    builder = ReportBuilder(flat, _meta(args, subject, flat, previous, last_failed), previous)
+    meta = _meta(args, subject, flat, previous, last_failed)
+    for name, value in models.meta.items():
+        setattr(meta, name, value)
+    if models.agent is not None:
+        meta.backend = "model"
+    builder = ReportBuilder(flat, meta, previous)
     todo = [c for c in selected if not builder.is_done(c)]
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
@@ -196,7 +251,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
     stem = record_stem(builder.meta.agent, builder.meta.started_at or datetime.now(timezone.utc))
     writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
-    return _Plan(subject, todo, builder, writer)
+    return _Plan(subject, todo, builder, writer, models)
 
 
 def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any, last_failed: bool) -> Any:
@@ -229,7 +284,7 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
 
     task = asyncio.ensure_future(arun_suite(
         plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
-        on_result=on_result, meta=plan.builder.meta,
+        on_result=on_result, meta=plan.builder.meta, judge=plan.models.judge,
     ))
     try:
         while not task.done():
@@ -240,6 +295,8 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         raise
+    finally:
+        await plan.models.aclose()
     return task.result()
 
 
@@ -259,6 +316,16 @@ def _save(writer: Any, report: Any, ran: list[Any]) -> None:
             write()
         except OSError as exc:
             print(f"evaldsl: warning: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+
+
+def _warn_unseen(suites: list[Any], subject: Any) -> None:
+    """Warn, once per suite, about `system` and mock answers an agent without a context never sees."""
+    if subject.context:
+        return
+    from ..run._context import unseen_settings
+
+    for line in unseen_settings(suites, f"{subject.kind} {subject.name!r}"):
+        print(f"evaldsl: {line}", file=sys.stderr)
 
 
 def _warn_unwritten(error: Any) -> None:
@@ -283,12 +350,14 @@ def _check_targets(args: argparse.Namespace) -> None:
         raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
 
 
-def _subject(args: argparse.Namespace) -> Any:
+def _subject(args: argparse.Namespace, model: Any = None) -> Any:
     from ..run._protocols import agent_subject, harness_subject, import_object
 
+    if model is not None:
+        return agent_subject(model)
     spec = args.agent or args.harness
     if not spec:
-        raise _Usage("give the agent to run: --agent MODULE:ATTR (or --harness MODULE:ATTR)")
+        raise _Usage("give the agent to run: --agent MODULE:ATTR, --harness MODULE:ATTR or --model PROVIDER:MODEL")
     option = "--agent" if args.agent else "--harness"
     try:
         obj = import_object(spec)

@@ -7,21 +7,35 @@ an agent is run or how results are reported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..artifacts import RunArtifacts
 
 
-class JudgeFn(Protocol):
-    """Grades a run against a rubric; returns a score in [0, 1].
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """A judge's grade of one run: its score and why."""
 
+    score: float
+    """From 0 (the rubric is not met at all) to 1 (fully met)."""
+    reasoning: str = ""
+    """The judge's explanation, shown in the expectation's detail."""
+
+
+class JudgeFn(Protocol):
+    """Grades a run against a rubric.
+
+    Returns a score in [0, 1], a ``(score, reasoning)`` pair or a
+    `JudgeVerdict` (or an awaitable of one of these: an ``async def`` judge).
     Raises an exception when the judge's reply cannot be read: the run is
     then an error, never given a default score.
     """
 
-    def __call__(self, *, rubric: str, prompt: str, artifacts: RunArtifacts) -> float: ...
+    def __call__(
+        self, *, rubric: str, prompt: str, artifacts: RunArtifacts
+    ) -> float | tuple[float, str] | JudgeVerdict | Awaitable[float | tuple[float, str] | JudgeVerdict]: ...
 
 
 PredicateFn = Callable[..., Any]
@@ -36,7 +50,8 @@ class Outcome:
     credit: float
     """1.0 when it holds fully, a fallback's credit, or 0.0."""
     detail: str | None = None
-    """What was expected and what happened, when it did not fully hold."""
+    """What was expected and what happened, when it did not fully hold (a
+    judge's score and reasoning, always)."""
 
     @property
     def passed(self) -> bool:
@@ -118,6 +133,8 @@ class CompiledTool:
     first matching `when`, the `otherwise`, or an error naming the tool."""
     file: str = "<string>"
     line: int = 0
+    answers: int = 0
+    """How many `when` / `otherwise` lines it has (0: it only declares a schema)."""
 
     def schema(self) -> dict[str, Any]:
         """The tool in chat-completions `tools` format."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..syntax import _ast as a
 from ._errors import CompileProblem
-from ._model import Check, EvalContext, Outcome
+from ._model import Check, EvalContext, JudgeVerdict, Outcome
 from ._values import is_number, shorten, show, to_number, to_python, to_text
 
 _HOLDS = Outcome(1.0)
@@ -89,15 +89,32 @@ def _judge(node: a.Judge) -> Check:
         if ctx.judge is None:
             raise RuntimeError(f"no judge configured: `judge {show(rubric, limit=60)}` needs "
                                "a judge model to grade the run")
-        score = ctx.judge(rubric=rubric, prompt=ctx.prompt, artifacts=ctx.artifacts)
-        if not is_number(score) or math.isnan(score) or not 0 <= score <= 1:
-            raise ValueError(f"the judge returned {score!r}, not a score from 0 to 1")
+        score, reasoning = _verdict(ctx.judge(rubric=rubric, prompt=ctx.prompt, artifacts=ctx.artifacts))
+        why = f"; reasoning: {reasoning}" if reasoning else ""
         if score >= threshold:
-            return _HOLDS
+            return Outcome(1.0, f"judge scored {score:.2f}, at least {show(threshold)}{why}")
         return Outcome(0.0, f"judge scored {score:.2f}, below {show(threshold)}, "
-                            f"on {show(rubric, limit=80)}")
+                            f"on {show(rubric, limit=80)}{why}")
 
     return check
+
+
+def _verdict(value: Any) -> tuple[float, str]:
+    """A judge's return value (a score, a (score, reasoning) pair, a JudgeVerdict) as (score, reasoning).
+
+    Raises:
+        ValueError: for anything else, or a score outside [0, 1].
+    """
+    reasoning: Any = ""
+    if isinstance(value, JudgeVerdict):
+        value, reasoning = value.score, value.reasoning
+    elif isinstance(value, tuple) and len(value) == 2:
+        value, reasoning = value
+    if not is_number(value) or math.isnan(value) or not 0 <= value <= 1:
+        raise ValueError(f"the judge returned {value!r}, not a score from 0 to 1")
+    if not isinstance(reasoning, str):
+        raise ValueError(f"the judge returned reasoning {reasoning!r}, not text")
+    return float(value), reasoning.strip()
 
 
 def _custom(node: a.CustomPredicate) -> Check:

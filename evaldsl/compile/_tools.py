@@ -98,7 +98,8 @@ def compile_tool(
     answer = _answerer(name, properties, required, whens, otherwise[0] if otherwise else None)
     description = to_text(tool.description) if tool.description is not None else ""
     line = tool.span.line if tool.span else 0
-    return CompiledTool(name, description, parameters, answer, file=filename, line=line)
+    return CompiledTool(name, description, parameters, answer, file=filename, line=line,
+                        answers=len(whens) + len(otherwise))
 
 
 def _body_line(stmt: Any, properties: dict[str, Any], required: list[str],

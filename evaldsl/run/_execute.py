@@ -44,6 +44,7 @@ from ..compile._model import (
     Outcome,
     PredicateFn,
 )
+from ._context import CaseContext, with_recorded_calls
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
 from ._threads import DaemonPool
@@ -70,7 +71,7 @@ async def execute_run(
     timeout = case.settings.timeout_s
     start = time.perf_counter()
     try:
-        raw, world, latency = await bounded(_invoke(subject, case, pool), timeout)
+        raw, world, latency = await bounded(_invoke(subject, case, pool, index), timeout)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
@@ -235,23 +236,37 @@ def error_info(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc), traceback=tb)
 
 
-async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool) -> tuple[Any, Any, float]:
-    """Call the agent (or harness setup + run); returns (raw result, world, run seconds)."""
+async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool, index: int = 0) -> tuple[Any, Any, float]:
+    """Call the agent (or harness setup + run); returns (raw result, world, run seconds).
+
+    A subject whose ``run`` takes a `CaseContext` gets one as its last argument;
+    the calls it records become the run's tool calls (see `run._context`).
+    """
+    if subject.context:
+        ctx = CaseContext.for_case(case, index)
+        raw, world, latency = await _invoke_plain(subject, case, pool, (ctx,))
+        return with_recorded_calls(raw, ctx), world, latency
+    return await _invoke_plain(subject, case, pool, ())
+
+
+async def _invoke_plain(
+    subject: Subject, case: CompiledCase, pool: DaemonPool, extra: tuple[Any, ...]
+) -> tuple[Any, Any, float]:
     if subject.setup is None:
         if subject.run_is_async:
-            return await _timed_async(subject.run, case.prompt)
-        raw, latency = await pool.submit(_timed, subject.run, case.prompt)
+            return await _timed_async(subject.run, case.prompt, *extra)
+        raw, latency = await pool.submit(_timed, subject.run, case.prompt, *extra)
         if inspect.isawaitable(raw):  # tested here, not in _settle: most runs skip a coroutine
             raw, latency = await _settle(raw, latency)
         return raw, None, latency
     if not subject.run_is_async and not subject.setup_is_async:
         # One thread call for both, so a world tied to its thread (sqlite) still works.
-        raw, world, latency = await pool.submit(_sync_harness, subject, case)
+        raw, world, latency = await pool.submit(_sync_harness, subject, case, *extra)
         if inspect.isawaitable(raw):
             raw, latency = await _settle(raw, latency)
         return raw, world, latency
     world = await _call(subject.setup, pool, case.setup)
-    raw, _, latency = await _timed_async(_call, subject.run, pool, case.prompt, world)
+    raw, _, latency = await _timed_async(_call, subject.run, pool, case.prompt, world, *extra)
     return raw, world, latency
 
 
@@ -267,10 +282,10 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return raw, time.perf_counter() - start
 
 
-def _sync_harness(subject: Subject, case: CompiledCase) -> tuple[Any, Any, float]:
+def _sync_harness(subject: Subject, case: CompiledCase, *extra: Any) -> tuple[Any, Any, float]:
     assert subject.setup is not None
     world = subject.setup(case.setup)
-    raw, latency = _timed(subject.run, case.prompt, world)
+    raw, latency = _timed(subject.run, case.prompt, world, *extra)
     return raw, world, latency
 
 

@@ -104,6 +104,9 @@ class Subject:
     run: Callable[..., Any]
     setup: Callable[..., Any] | None = None
     predicates: Mapping[str, PredicateFn] = field(default_factory=dict)
+    context: bool = False
+    """True when ``run`` takes a `CaseContext` after its other arguments
+    (decided once, from its signature, when the subject is built)."""
 
     @cached_property
     def run_is_async(self) -> bool:
@@ -131,10 +134,14 @@ def resolve_agent(obj: Any) -> Agent:
         raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
     run = getattr(obj, "run", None)
     if callable(run):
-        _check_arity(run, ("instruction",), f"{_describe(obj)}.run", harness_hint=True)
+        # run(instruction, ctx) is an agent taking the case context, unless it has a setup:
+        # then it is a harness's run(instruction, world), passed as an agent by mistake.
+        if callable(getattr(obj, "setup", None)) or not takes_context(run, ("instruction",)):
+            _check_arity(run, ("instruction",), f"{_describe(obj)}.run", harness_hint=True)
         return obj  # type: ignore[no-any-return]
     if callable(obj):
-        _check_arity(obj, ("instruction",), _describe(obj), harness_hint=False)
+        if not takes_context(obj, ("instruction",)):
+            _check_arity(obj, ("instruction",), _describe(obj), harness_hint=False)
         return FunctionAgent(obj)
     raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
 
@@ -153,7 +160,8 @@ def resolve_harness(obj: Any) -> Harness:
             "run(instruction, world) -> RunArtifacts"
         )
     _check_arity(setup, ("value",), f"{_describe(obj)}.setup", harness_hint=False)
-    _check_arity(run, ("instruction", "world"), f"{_describe(obj)}.run", harness_hint=False)
+    if not takes_context(run, ("instruction", "world")):
+        _check_arity(run, ("instruction", "world"), f"{_describe(obj)}.run", harness_hint=False)
     preds = getattr(obj, "predicates", None)
     if preds is not None and not isinstance(preds, Mapping):
         raise TypeError(f"{_describe(obj)}.predicates must be a mapping of name -> function")
@@ -165,7 +173,8 @@ def agent_subject(agent: Any, predicates: Mapping[str, PredicateFn] | None = Non
     if isinstance(agent, Subject):
         return agent
     agent = resolve_agent(agent)
-    return Subject("agent", display_name(agent), agent.run, None, dict(predicates or {}))
+    context = takes_context(agent.run, ("instruction",))
+    return Subject("agent", display_name(agent), agent.run, None, dict(predicates or {}), context)
 
 
 def harness_subject(harness: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
@@ -174,7 +183,18 @@ def harness_subject(harness: Any, predicates: Mapping[str, PredicateFn] | None =
         return harness
     harness = resolve_harness(harness)
     merged = {**dict(predicates_of(harness)), **dict(predicates or {})}
-    return Subject("harness", display_name(harness), harness.run, harness.setup, merged)
+    context = takes_context(harness.run, ("instruction", "world"))
+    return Subject("harness", display_name(harness), harness.run, harness.setup, merged, context)
+
+
+def takes_context(run: Callable[..., Any], params: tuple[str, ...]) -> bool:
+    """Whether ``run`` accepts one more positional argument, the `CaseContext`,
+    after ``params`` (``run(prompt, ctx)``; a harness's ``run(prompt, world, ctx)``)."""
+    try:
+        sig = inspect.signature(run)
+    except (TypeError, ValueError):  # builtins and some C callables: never given one
+        return False
+    return _binds(sig, (*params, "ctx"))
 
 
 def subject_for(obj: Any, predicates: Mapping[str, PredicateFn] | None = None) -> Subject:
@@ -311,3 +331,17 @@ def _describe(obj: Any) -> str:
     if isinstance(name, str):
         return name
     return f"{type(obj).__qualname__} object"
+
+
+def receives_context(obj: Any, *, harness: bool = False) -> bool:
+    """Whether an agent (or harness) as given (object, class or function) takes a
+    `CaseContext`, decided from its signature without making an instance."""
+    params: tuple[str, ...] = ("instruction", "world") if harness else ("instruction",)
+    run = getattr(obj, "run", None)
+    if isinstance(obj, type):
+        if not callable(run):
+            return False
+        if not isinstance(inspect.getattr_static(obj, "run", None), (staticmethod, classmethod)):
+            params = ("self", *params)
+        return takes_context(run, params)
+    return takes_context(run if callable(run) else obj, params)

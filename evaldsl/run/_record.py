@@ -28,7 +28,7 @@ How the numbers are defined:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -187,7 +187,7 @@ class RunMeta(_Model):
     agent: str = ""
     """The agent's or model's name (``--model-name``, else the agent's own name)."""
     backend: str = "agent"
-    """How the cases were run: ``agent``, ``harness`` (later also ``model``)."""
+    """How the cases were run: ``agent``, ``harness`` or ``model`` (``evaldsl run --model``)."""
     started_at: datetime | None = None
     """When the run started (UTC)."""
     finished_at: datetime | None = None
@@ -204,6 +204,12 @@ class RunMeta(_Model):
     """The bound on runs in flight."""
     selection: dict[str, str | list[str] | bool | None] = Field(default_factory=dict)
     """The selection options used (keyword, markers, tags, last_failed)."""
+    model: dict[str, Any] | None = None
+    """A model run's endpoint: provider, model, base_url, sampling (never a key)."""
+    judge: dict[str, Any] | None = None
+    """The judge's provider, model, base_url and template (null: the shipped one), when one was named."""
+    cache: dict[str, Any] | None = None
+    """The response cache of a run that called models: directory, hits, misses (null: off or unused)."""
 
 
 class EvalReport(_Model):

@@ -163,11 +163,11 @@ def test_a_bad_harness_is_a_usage_error(project: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["ERROR: evaldsl: --evl-harness my_agent:agent: * is not a harness*"])
 
 
-def test_model_runs_are_reserved_and_say_so(project: pytest.Pytester) -> None:
+def test_a_model_without_a_provider_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--evl-model", "gpt-4o-mini")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: evaldsl: --evl-model gpt-4o-mini: this version of evaldsl cannot run"
-                                 " cases against a model (see docs/models.md)*"])
+    result.stderr.fnmatch_lines(["ERROR: --evl-model/--evl-judge: *openai*anthropic*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
     both = project.runpytest("--evl-model", "m", "--evl-agent", "my_agent:agent")
     both.stderr.fnmatch_lines(["ERROR: evaldsl: give one of --evl-agent, --evl-model, not several"])
 
@@ -176,8 +176,8 @@ def test_help_lists_the_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     text = " ".join(result.stdout.str().split())  # pytest wraps help to the terminal's width
     assert "--evl collect .evl files" in text
-    assert "--evl-model=MODEL runs .evl cases against a model (see docs/models.md)" in text
-    assert "evl_model (string): as --evl-model" in text
+    assert "--evl-model=PROVIDER:MODEL run .evl cases against this model" in text
+    assert "evl_model (string): the model .evl cases run against" in text
 
 
 def test_an_object_that_is_not_an_agent_fails_its_items_with_a_message(pytester: pytest.Pytester) -> None:

@@ -88,7 +88,7 @@ class FakeJudge:
 
 def test_judge_holds_at_half_by_default() -> None:
     check = compile_other(a.Judge(rubric=a.String(value="polite")))
-    assert check(ctx(judge=FakeJudge(0.5))) == Outcome(1.0)
+    assert check(ctx(judge=FakeJudge(0.5))) == Outcome(1.0, "judge scored 0.50, at least 0.5")
     outcome = check(ctx(judge=FakeJudge(0.3)))
     assert outcome.credit == 0.0
     assert outcome.detail is not None

@@ -1,0 +1,56 @@
+"""`make_backend`: a ``provider:MODEL`` spec to a ready `ChatBackend`.
+
+The one place that knows the providers, so the CLI, the pytest plugin and
+user code name a model the same way (``openai:gpt-4o-mini``,
+``anthropic:claude-sonnet-4-5``, ``openai:llama3.1:8b`` against Ollama: the
+model is everything after the first colon).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._anthropic import AnthropicBackend
+from ._cache import ResponseCache
+from ._http import HttpBackend
+from ._openai import OpenAIBackend
+from ._retry import RetryPolicy
+from ._transport import SharedClient
+
+PROVIDERS: dict[str, Callable[..., HttpBackend]] = {"openai": OpenAIBackend, "anthropic": AnthropicBackend}
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """(provider, model) of ``provider:MODEL``; ValueError with a one-line message otherwise."""
+    provider, sep, model = spec.partition(":")
+    known = ", ".join(f"{name}:MODEL" for name in PROVIDERS)
+    if not sep or not model.strip() or provider not in PROVIDERS:
+        what = f"unknown provider {provider!r}" if sep and provider not in PROVIDERS else "expected provider:MODEL"
+        raise ValueError(f"bad model {spec!r}: {what}; use one of {known}")
+    return provider, model
+
+
+def make_backend(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    cache: ResponseCache | None = None,
+    retry: RetryPolicy | None = None,
+    client: SharedClient | None = None,
+) -> HttpBackend:
+    """The backend a spec names; its ``label`` is the spec.
+
+    Args:
+        spec: ``openai:MODEL`` or ``anthropic:MODEL``.
+        base_url: the API's base URL; default from the provider's env var, then its public URL.
+        cache: where replies are kept (None: no cache).
+        retry: retry policy (default `RetryPolicy()`).
+        client: share one HTTP client between backends of a run (default: a client of its own).
+
+    Raises:
+        ValueError: the spec names no known provider or no model.
+    """
+    provider, model = parse_spec(spec)
+    backend = PROVIDERS[provider](model, base_url=base_url, cache=cache, retry=retry, client=client)
+    backend.label = spec
+    return backend

@@ -1,0 +1,98 @@
+"""The on-disk response cache: re-running a suite costs no calls.
+
+An entry is keyed by a SHA-256 of the whole request as the backend would
+send it (provider, base URL, model, messages, tools, sampling, response
+schema) plus the repeat index, so ``repeat 5`` makes five distinct calls
+the first time and none the next. Never part of the key or the entry: the
+API key or any header.
+
+Entries are one JSON file each, ``DIR/ab/abcdef....json``, holding the
+API's reply body as received (the backend parses it again on a hit, so a
+fix in parsing applies to cached replies too). Writes go to a temporary
+file in the same directory and are moved in place with `os.replace`, so
+a concurrent reader or writer (two runs sharing a cache, two cases with the
+same request) sees the old entry, the new one, or none: never half of one.
+An entry that cannot be read or parsed is a miss (and the successful reply
+that follows overwrites it), never a crash. Only successful replies are
+stored. A cache directory that cannot be written is reported once, as a
+warning, and the run goes on uncached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CACHE_DIR = Path(".evaldsl") / "cache"
+"""Where the CLI keeps the cache unless told otherwise (relative to the working directory)."""
+FORMAT = 1
+
+
+def request_key(request: dict[str, Any], repeat_index: int) -> str:
+    """The cache key of ``request`` (any JSON; keys sorted) at ``repeat_index``."""
+    canonical = json.dumps(
+        {"format": FORMAT, "request": request, "repeat": repeat_index},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Replies on disk under ``directory``; counts ``hits`` and ``misses``.
+
+    Args:
+        directory: where entries live; made on first write. The CLI's
+            default is `DEFAULT_CACHE_DIR` (``.evaldsl/cache/``).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] = DEFAULT_CACHE_DIR) -> None:
+        self.directory = Path(directory)
+        self.hits = 0
+        self.misses = 0
+        self._warned = False
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The reply body stored under ``key``, or None (a miss: absent, unreadable or corrupt)."""
+        try:
+            entry = json.loads(self._path(key).read_bytes())
+        except (OSError, ValueError):
+            entry = None
+        body = entry.get("response") if isinstance(entry, dict) and entry.get("key") == key else None
+        if isinstance(body, dict):
+            self.hits += 1
+            return body
+        self.misses += 1
+        return None
+
+    def put(self, key: str, body: dict[str, Any]) -> None:
+        """Store ``body`` under ``key``, atomically; a failure to write warns once and is otherwise ignored."""
+        path = self._path(key)
+        data = json.dumps({"format": FORMAT, "key": key, "response": body}, ensure_ascii=False).encode()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(temp, path)
+            except BaseException:
+                Path(temp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                message = f"response cache {self.directory}: cannot write ({exc}); going on without it"
+                warnings.warn(message, stacklevel=2)
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.directory)!r}, hits={self.hits}, misses={self.misses})"

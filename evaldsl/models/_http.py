@@ -1,0 +1,154 @@
+"""What every HTTP backend shares: the cache check, the retried POST, the parse, the secrets.
+
+A provider module (`_openai`, `_anthropic`) says only how to build its
+request body and headers and how to read its reply; `HttpBackend.chat`
+does the rest in one order: build the body, look it up in the cache, POST
+it with retries, parse, store. The API key is kept on the backend, sent
+only as a header, never part of a cache key, a `describe()`, a repr or an
+error message (`redact` runs over every message, as a last line of defence
+against an API that echoes it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, ClassVar
+
+import httpx
+
+from ._cache import ResponseCache, request_key
+from ._chat import BackendError, ChatReply, Sampling
+from ._retry import RetryPolicy, redact, send_with_retries
+from ._transport import SharedClient
+
+NO_SAMPLING = Sampling()
+BASE_HEADERS = {"content-type": "application/json", "accept": "application/json", "user-agent": "evaldsl"}
+
+
+def _endpoint(url: str) -> httpx.URL:
+    """The parsed endpoint (once, not per request); ValueError for a URL no request could use."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"bad base URL {url!r}: {exc}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"bad base URL {url!r}: expected http://HOST[:PORT]/... or https://...")
+    return parsed
+
+
+class HttpBackend:
+    """A chat backend over HTTP; subclasses give the wire format."""
+
+    provider: ClassVar[str]
+    path: ClassVar[str]
+    """Appended to the base URL to make the endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        cache: ResponseCache | None = None,
+        retry: RetryPolicy | None = None,
+        client: SharedClient | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.label = f"{self.provider}:{model}"
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+        self.client = client or SharedClient()
+        self._api_key = api_key or None
+        self._url = _endpoint(self.base_url + self.path)
+
+    def describe(self) -> dict[str, Any]:
+        """What a record's meta keeps of this backend: never the key."""
+        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (its pooled connections)."""
+        await self.client.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label!r}, base_url={self.base_url!r})"
+
+    def headers(self) -> dict[str, str]:
+        """The request's headers, credentials included."""
+        raise NotImplementedError
+
+    def build(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        response_schema: dict[str, Any] | None,
+        sampling: Sampling,
+    ) -> dict[str, Any]:
+        """The request body, in the provider's format."""
+        raise NotImplementedError
+
+    def parse(self, body: dict[str, Any], response_schema: dict[str, Any] | None) -> ChatReply:
+        """The reply of a successful response; raises ValueError/KeyError/TypeError when it is malformed."""
+        raise NotImplementedError
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_schema: dict[str, Any] | None = None,
+        sampling: Sampling = NO_SAMPLING,
+        repeat_index: int = 0,
+        timeout_s: float | None = None,
+    ) -> ChatReply:
+        body = self.build(messages, tools, response_schema, sampling)
+        key = None
+        if self.cache is not None:
+            key = request_key({"provider": self.provider, "base_url": self.base_url, "body": body}, repeat_index)
+            stored = self.cache.get(key)
+            if stored is not None:
+                try:
+                    return dataclasses.replace(self.parse(stored, response_schema), cached=True)
+                except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+                    pass  # an entry this version cannot read: ask again, and overwrite it
+        data = await self._post(json.dumps(body, ensure_ascii=False).encode(), timeout_s)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, data)
+        return self._parsed(data, response_schema)
+
+    async def _post(self, content: bytes, timeout_s: float | None) -> dict[str, Any]:
+        client = self.client.get()
+        headers = httpx.Headers(self.headers())  # normalised once; each Request copies it cheaply
+
+        async def send(attempt_timeout: float) -> Any:
+            # A ready Request through `send` skips the client's per-call merging of
+            # defaults (URL, headers, cookies, params): about a fifth of httpx's cost.
+            timeout = dict.fromkeys(("connect", "read", "write", "pool"), attempt_timeout)
+            extensions = {"timeout": timeout}
+            request = httpx.Request("POST", self._url, content=content, headers=headers, extensions=extensions)
+            return await client.send(request)
+
+        response = await send_with_retries(
+            send, policy=self.retry, timeout_s=timeout_s, label=self.label, secrets=self._secrets()
+        )
+        try:
+            data = json.loads(response.content)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            status = response.status_code
+            raise self._error(f"HTTP {status} with a body that is not a JSON object", status)
+        return data
+
+    def _parsed(self, data: dict[str, Any], response_schema: dict[str, Any] | None) -> ChatReply:
+        try:
+            return self.parse(data, response_schema)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise self._error(f"a reply this backend cannot read ({type(exc).__name__}: {exc})", 200) from None
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._api_key,) if self._api_key else ()
+
+    def _error(self, problem: str, status: int | None) -> BackendError:
+        return BackendError(redact(f"{self.label}: {problem}", self._secrets()), status=status)

@@ -1,0 +1,162 @@
+"""The case context: what a case tells the agent beyond its prompt.
+
+A model run (`models._loop`) needs the case's system prompt, mode, turn bound
+and declared tools, and answers tool calls from the tools' canned answers.
+A user's own agent deserves the same, or a suite's `system` line and mock
+tools are silently ignored when it runs. So both get one `CaseContext`: the
+built-in model loop and any agent or harness whose ``run`` takes a second
+(for a harness, third) parameter.
+
+Calls made through `CaseContext.call` / `acall` are answered exactly as the
+model loop answers them (the same `CompiledTool.answer`: param checks, then
+`when` / `otherwise` / `fails`) and recorded. The runner makes the recorded
+calls the run's ``tool_calls`` when the agent's returned artifacts list none
+of their own; an agent that reports its own calls is trusted with them
+(``record=False`` keeps a call out of the record altogether).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..artifacts import ToolCall
+from ..compile._model import CompiledTool, ToolAnswer
+
+if TYPE_CHECKING:
+    from ..compile._model import CompiledCase
+
+
+@dataclass
+class CaseContext:
+    """One run of one case, as an agent sees it.
+
+    Handed to ``run(prompt, ctx)`` (a harness: ``run(prompt, world, ctx)``)
+    when ``run`` takes that parameter. Build one for your own tests with
+    `CaseContext.for_case`.
+    """
+
+    name: str
+    """The case's name (one row of an examples table is one case)."""
+    suite: str = ""
+    """The suite's display name."""
+    tags: tuple[str, ...] = ()
+    """The case's tags, the suite's included."""
+    system: str | None = None
+    """The ``system`` prompt; None when the suite and case set none."""
+    mode: str = "agent"
+    """``agent`` (the full tool loop) or ``single-turn`` (stop after the first reply)."""
+    max_turns: int = 10
+    """The bound on model calls in one run (``max turns``)."""
+    repeat_index: int = 0
+    """Which repeat of the case this run is, from 0."""
+    timeout_s: float = 60.0
+    """The case's ``timeout``: the runner stops the run after this long."""
+    tools: tuple[CompiledTool, ...] = ()
+    """The declared tools (own and imported by ``use``), in declaration order."""
+    calls: list[ToolCall] = field(default_factory=list)
+    """The calls made through `call` / `acall` with ``record=True``, each with its result."""
+    _by_name: dict[str, CompiledTool] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def for_case(cls, case: CompiledCase, repeat_index: int = 0) -> CaseContext:
+        """The context of one run of a compiled case."""
+        s = case.settings
+        return cls(
+            name=case.name, suite=case.suite, tags=s.tags, system=s.system, mode=s.mode,
+            max_turns=s.max_turns, repeat_index=repeat_index, timeout_s=s.timeout_s, tools=case.tools,
+        )
+
+    def tools_openai(self) -> list[dict[str, Any]]:
+        """The declared tools in the OpenAI chat-completions ``tools`` shape."""
+        return [tool.schema() for tool in self.tools]
+
+    def tools_anthropic(self) -> list[dict[str, Any]]:
+        """The declared tools in the Anthropic Messages ``tools`` shape."""
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in self.tools
+        ]
+
+    def answer(self, name: str, args: Any) -> ToolAnswer:
+        """What the mock tool ``name`` answers to ``args``, without recording the call.
+
+        ``args`` is the arguments object, or the JSON text of one (as models
+        send it); text that is not JSON gets an error result, as does a tool
+        that is not declared (naming the declared ones).
+        """
+        if self._by_name is None:  # made on first use: most runs never call a tool through the context
+            self._by_name = {tool.name: tool for tool in self.tools}
+        tool = self._by_name.get(name)
+        if tool is None:
+            return ToolAnswer(False, _undeclared(name, [t.name for t in self.tools]))
+        return tool.answer(args)
+
+    def call(self, name: str, args: Any = None, *, record: bool = True) -> ToolAnswer:
+        """Call a declared tool: its canned answer (``ok`` and ``text``), recorded in `calls`.
+
+        Args:
+            name: the tool's name.
+            args: the arguments object (or its JSON text); None means ``{}``.
+            record: False keeps the call out of the run's artifacts.
+        """
+        args = {} if args is None else args
+        result = self.answer(name, args)
+        if record:  # list.append is atomic: a sync agent may call from several threads
+            self.calls.append(ToolCall(name=name, args=args, result=result.text))
+        return result
+
+    async def acall(self, name: str, args: Any = None, *, record: bool = True) -> ToolAnswer:
+        """`call`, for ``async def`` agents (the answer is computed at once; nothing blocks)."""
+        return self.call(name, args, record=record)
+
+
+def _undeclared(name: str, declared: Sequence[str]) -> str:
+    if not declared:
+        return f"Error: no tool named `{name}`: the suite declares no tools"
+    close = difflib.get_close_matches(name, declared, n=1)
+    hint = f" (did you mean `{close[0]}`?)" if close else ""
+    return f"Error: no tool named `{name}`{hint}; declared tools: {', '.join(declared)}"
+
+
+def with_recorded_calls(raw: Any, ctx: CaseContext) -> Any:
+    """The agent's result with the context's recorded calls as its ``tool_calls``,
+    unless it already lists tool calls of its own (or is not artifacts at all)."""
+    if not ctx.calls:
+        return raw
+    from ..artifacts import RunArtifacts
+
+    if isinstance(raw, RunArtifacts):
+        return raw if raw.tool_calls else raw.model_copy(update={"tool_calls": list(ctx.calls)})
+    if isinstance(raw, dict) and not raw.get("tool_calls"):
+        return {**raw, "tool_calls": list(ctx.calls)}
+    return raw
+
+
+def unseen_settings(suites: Sequence[Any], who: str) -> list[str]:
+    """One warning per suite whose `system` or mock tool answers an agent that
+    takes no `CaseContext` would never see.
+
+    Args:
+        suites: `CompiledSuite` objects.
+        who: the agent as the warning names it, e.g. ``agent 'my_agent'``.
+    """
+    out = []
+    for suite in suites:
+        systems = [c.name for c in suite.cases if c.settings.system]
+        canned = sorted({t.name for c in suite.cases for t in c.tools if t.answers})
+        unseen = []
+        if systems:
+            shown = ", ".join(repr(n) for n in systems[:3]) + (", ..." if len(systems) > 3 else "")
+            unseen.append(f"`system` (case {shown})")
+        if canned:
+            unseen.append(f"mock tool answers ({', '.join(canned)})")
+        if unseen:
+            out.append(
+                f"warning: {suite.file}: suite {suite.name!r} sets {' and '.join(unseen)}, but {who} "
+                "takes no case context and never sees them; give its run one more parameter, ctx, "
+                "to receive them (ctx.system, ctx.call(name, args): see docs/models.md)"
+            )
+    return out

@@ -1,0 +1,283 @@
+"""`evaldsl run --model` end to end, against the scripted OpenAI and Anthropic servers on loopback.
+
+Runs the CLI in-process (`evaldsl.cli.main`) in a temporary directory, with
+the provider environment variables cleared so that a developer's keys or
+base URL can never leak in. Covers: the loop over HTTP, several models and
+the comparison table, the cache (a second run sends nothing; `repeat 3`
+makes three calls), the judge (`--judge` on another provider, and for an
+`--agent` run), a backend error that fails one case only, `--resume` with
+another model, usage errors, the system-prompt warning, the pytest plugin.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servers._script import always, call, sequence, text, tool_calls, tool_then_text
+from servers._server import ScriptedServer
+
+import evaldsl.models._backends
+import evaldsl.models._judge
+import evaldsl.models._loop  # noqa: F401 (imported here once: pytester's inner runs then reuse them)
+from evaldsl.cli import main
+
+SUITE = '''suite "Weather"
+system "Be brief."
+tool weather "The weather in a city"
+  param city: string
+  when <city: "Paris"> returns "sunny"
+  otherwise fails "unknown city"
+
+case "paris"
+  prompt "weather in Paris?"
+  expect called weather with <city: "Paris">
+  expect final text contains "sunny"
+'''
+JUDGED = SUITE + '''  expect judge "mentions the weather" at least 0.8
+'''
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.evl").write_text(SUITE)
+    return tmp_path
+
+
+def weather_script(judge_reply: str = '{"score": 0.9, "reasoning": "says sunny"}') -> Any:
+    loop = tool_then_text("weather", {"city": "Paris"}, "It is sunny.")
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        if "grading one run" in json.dumps(request.get("messages")):
+            return text(judge_reply)
+        return loop(request, index)
+
+    return script
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv, "-q"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_several_models_one_record_each_and_a_comparison(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    openai_server.reply = weather_script()
+    code, out, err = run(capsys, "w.evl", "--model", "openai:small", "--model", "openai:large",
+                         "--base-url", openai_server.base_url, "--out", "recs", "--temperature", "0.3")
+    assert code == 0, out + err
+    assert {r.json["model"] for r in openai_server.requests} == {"small", "large"}
+    assert all(r.json["temperature"] == 0.3 for r in openai_server.requests)
+    table = out[out.index("models compared"):].splitlines()
+    assert table[1].split() == ["model", "accuracy", "score", "passed", "failed", "errors", "p50", "p95",
+                                "tokens", "cached"]
+    assert table[2].split()[:6] == ["openai:small", "100.0%", "1.00", "1", "0", "0"]
+    assert table[3].split()[0] == "openai:large" and table[3].split()[-1] == "0/2"
+    records = sorted((tmp_path / "recs").glob("*.json"))
+    assert [p.name.split("_2")[0] for p in records] == ["openai_large", "openai_small"]
+    meta = json.loads(records[1].read_text())["meta"]
+    assert meta["backend"] == "model" and meta["agent"] == "openai:small"
+    assert meta["model"] == {"provider": "openai", "model": "small", "base_url": openai_server.base_url,
+                             "sampling": {"temperature": 0.3, "max_tokens": None, "seed": None}}
+    assert meta["cache"]["misses"] == 2
+
+
+def test_the_cache_serves_a_second_run_and_repeats_are_distinct_calls(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "w.evl").write_text(SUITE.replace('case "paris"\n', 'case "paris"\n  repeat 3\n'))
+    openai_server.reply = weather_script()
+    argv = ("w.evl", "--model", "openai:m", "--base-url", openai_server.base_url)
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and len(openai_server.requests) == 6  # 3 runs x 2 turns, none shared
+    assert "cache: 0 of 6 model call(s) served from .evaldsl/cache" in out
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and len(openai_server.requests) == 6  # nothing new reached the server
+    assert "cache: 6 of 6 model call(s) served from .evaldsl/cache" in out
+    code, out, _ = run(capsys, *argv, "--no-cache")
+    assert code == 0 and len(openai_server.requests) == 12 and "cache off" in out
+
+
+def test_a_judge_on_another_provider_grades_with_reasoning_in_the_record(
+    openai_server: ScriptedServer, anthropic_server: ScriptedServer,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "w.evl").write_text(JUDGED)
+    openai_server.reply = weather_script()
+    anthropic_server.reply = always(text('{"score": 0.5, "reasoning": "Too curt."}'))
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--judge", "anthropic:judge", "--judge-base-url", anthropic_server.base_url,
+                       "--json", "r.json", "--no-cache")
+    assert code == 1, out
+    assert len(anthropic_server.requests) == 1 and anthropic_server.requests[0].json["temperature"] == 0
+    assert "judge scored 0.50, below 0.8" in out and "Too curt." in out
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["meta"]["judge"]["provider"] == "anthropic"
+    assert record["cases"][0]["runs"][0]["expectations"][2]["detail"].endswith("reasoning: Too curt.")
+
+
+def test_an_agent_run_can_name_a_judge(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "ctx_agent.py").write_text(
+        "from evaldsl import RunArtifacts\n"
+        "def agent(prompt, ctx):\n"
+        "    answer = ctx.call('weather', {'city': 'Paris'})\n"
+        "    return RunArtifacts(final_text=f'It is {answer.text}.')\n")
+    (tmp_path / "w.evl").write_text(JUDGED)
+    openai_server.reply = weather_script()
+    code, out, err = run(capsys, "w.evl", "--agent", "ctx_agent:agent", "--judge", "openai:judge",
+                         "--base-url", openai_server.base_url)
+    assert code == 0, out + err
+    assert [r.json["model"] for r in openai_server.requests] == ["judge"]
+    assert "warning" not in err
+
+
+def test_a_backend_error_fails_that_run_and_the_others_go_on(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "w.evl").write_text(SUITE + '\ncase "hello"\n  prompt "hi"\n  expect final text contains "hello"\n')
+    from servers._script import HttpError
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        if "weather" in json.dumps(request["messages"]):
+            return HttpError(400, {"error": {"message": "bad request here", "type": "invalid_request_error"}})
+        return text("hello there")
+
+    openai_server.reply = script
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url, "--no-cache")
+    assert code == 1
+    assert "1 passed" in out and "1 error" in out
+    assert "HTTP 400" in out and "bad request here" in out
+
+
+def test_single_turn_and_max_turns_over_http(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "w.evl").write_text(SUITE.replace('case "paris"\n', 'case "paris"\n  max turns 2\n')
+                                    + 'case "pick"\n  mode single-turn\n  prompt "which tool?"\n'
+                                      '  expect first call weather with <city: "Paris">\n')
+    openai_server.reply = always(tool_calls(call("weather", {"city": "Paris"})))
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--json", "r.json", "--no-cache")
+    assert code == 1 and len(openai_server.requests) == 3  # 2 turns + 1 single turn
+    cases = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    assert cases["pick"]["status"] == "passed"
+    assert "max turns reached" in cases["paris"]["runs"][0]["error"]["message"]
+    assert len(cases["paris"]["runs"][0]["artifacts"]["tool_calls"]) == 2
+
+
+def test_resume_is_refused_for_another_model(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    openai_server.reply = weather_script()
+    assert run(capsys, "w.evl", "--model", "openai:a", "--base-url", openai_server.base_url, "--json", "r.json")[0] == 0
+    code, _, err = run(capsys, "w.evl", "--model", "openai:b", "--base-url", openai_server.base_url,
+                       "--resume", "r.json")
+    assert code == 4 and "'openai:a', not 'openai:b'" in err
+    code, _, err = run(capsys, "w.evl", "--model", "openai:a", "--base-url", openai_server.base_url,
+                       "--resume", "r.json")
+    assert code == 0 and "1 case(s) done, 0 to run" in err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--model", "openai:a", "--model", "openai:b", "--json", "x.json"], "--json holds one record"),
+    (["--model", "openai:a", "--agent", "x:y"], "not allowed with argument"),
+    (["--model", "gpt-4o"], "bad model 'gpt-4o'"),
+    (["--model", "openai:a", "--model", "anthropic:b", "--base-url", "http://127.0.0.1:9/v1"],
+     "--base-url is one endpoint"),
+    (["--agent", "evaldsl.demo:agent", "--temperature", "0"], "--temperature applies to a model run"),
+    (["--model", "openai:a", "--judge-template", "missing.j2"], "cannot read judge template"),
+    (["--model", "openai:a", "--base-url", "localhost:11434"], "bad base URL 'localhost:11434"),
+])
+def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "w.evl", *argv)
+    assert code == 4 and message in err
+
+
+def test_a_one_argument_agent_is_warned_about_the_system_prompt(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "french_agent.py").write_text(
+        "from evaldsl import RunArtifacts\ndef agent(prompt):\n    return RunArtifacts(final_text='Bonjour')\n")
+    (tmp_path / "fr.evl").write_text('suite "French"\nsystem "Always answer in French."\n'
+                                     'case "greets"\n  prompt "say hello"\n  expect final text contains "Bonjour"\n')
+    code, _, err = run(capsys, "fr.evl", "--agent", "french_agent:agent")
+    assert code == 0
+    assert err.count("warning") == 1
+    assert "suite 'French' sets `system` (case 'greets')" in err and "agent 'agent'" in err
+    code = main(["check", "fr.evl", "--agent", "french_agent:agent"])
+    _, err = capsys.readouterr()
+    assert code == 0 and "sets `system`" in err and "1 warning(s)" in err
+    assert main(["check", "fr.evl", "--agent", "french_agent:agent", "--strict"]) == 1
+    capsys.readouterr()
+    assert main(["check", "fr.evl"]) == 0
+    assert "sets `system`" not in capsys.readouterr().err
+
+
+def test_the_anthropic_backend_runs_the_loop(
+    anthropic_server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    anthropic_server.reply = sequence(tool_calls(call("weather", {"city": "Paris"})), text("It is sunny."))
+    code, out, err = run(capsys, "w.evl", "--model", "anthropic:claude", "--base-url", anthropic_server.base_url,
+                         "--no-cache")
+    assert code == 0, out + err
+    second = anthropic_server.requests[1].json
+    assert second["system"] == "Be brief." if isinstance(second.get("system"), str) else True
+    assert any(b.get("type") == "tool_result" for m in second["messages"] if isinstance(m["content"], list)
+               for b in m["content"])
+
+
+def test_the_pytest_plugin_runs_a_model_and_its_judge(
+    pytester: pytest.Pytester, openai_server: ScriptedServer
+) -> None:
+    openai_server.reply = weather_script()
+    pytester.makefile(".evl", weather=JUDGED)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evl-model", "openai:m",
+                                "--evl-base-url", openai_server.base_url, "-q")
+    result.assert_outcomes(passed=1)
+    assert {r.json["model"] for r in openai_server.requests} == {"m"}
+    assert len(openai_server.requests) == 3  # two turns and the judge
+    openai_server.reset(always(text('{"score": 0.1, "reasoning": "no"}')))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evl-model", "openai:m", "--evl-judge", "openai:j",
+                                "--evl-base-url", openai_server.base_url, "-q")
+    result.assert_outcomes(failed=1)  # the model's replies come from the cache; only the judge is asked
+    assert [r.json["model"] for r in openai_server.requests] == ["j"]
+
+
+def test_the_key_reaches_the_server_and_nothing_else(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sentinel = "sk-SENTINEL-modelrun-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", sentinel)
+    openai_server.reply = weather_script()
+    (tmp_path / "w.evl").write_text(JUDGED)
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--json", "r.json")
+    assert code == 0, out + err
+    assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
+    assert not any(sentinel in text for text in [out, err, *written])
+
+
+def test_a_slow_endpoint_is_a_backend_error_within_the_case_timeout_with_the_transcript_kept(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from servers._script import Delay
+
+    (tmp_path / "w.evl").write_text(SUITE.replace('case "paris"\n', 'case "paris"\n  timeout 1s\n'))
+    openai_server.reply = sequence(tool_calls(call("weather", {"city": "Paris"})), Delay(30, text("late")))
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--json", "r.json", "--no-cache")
+    assert code == 1
+    run_ = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]
+    assert run_["error"]["type"] == "AgentError" and "timed out" in run_["error"]["message"]
+    assert run_["artifacts"]["tool_calls"][0]["result"] == "sunny"  # the first turn is kept
