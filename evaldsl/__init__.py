@@ -25,13 +25,13 @@ from .syntax._diagnostics import Diagnostic, EvlError
 
 if TYPE_CHECKING:
     from ._baseline import baseline, baseline_files, dump_baseline
-    from .report._json import read_record
-    from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
-    from .run._protocols import Agent, Harness, Predicates
-    from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
     from .models._judge import LLMJudge
     from .models._loop import ModelAgent
+    from .report._json import read_record
+    from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._context import CaseContext
+    from .run._protocols import Agent, Harness, Predicates
+    from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
     from .run._scripted import ScriptedAgent
 
 __version__ = "0.1.0"
