@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ._compare import add_compare_command
     from ._lang import add_language_commands
     from ._run import add_run_commands
+    from ._upload import add_upload_command
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_language_commands(sub)
     add_run_commands(sub)
     add_compare_command(sub)
+    add_upload_command(sub)
     return parser
 
 

@@ -86,6 +86,9 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    from ._outputs import add_output_options
+
+    add_output_options(p)
     p.set_defaults(func=cmd_run)
 
     # ---- `evaldsl baseline`: registered here, implemented in _baseline.py (the baseline work) ----
@@ -153,7 +156,9 @@ def _run(args: argparse.Namespace) -> int:
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
     _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
-    if not _report_writes(plan.writer):
+    from ._outputs import write_outputs
+
+    if not all([_report_writes(plan.writer), write_outputs(final, args)]):  # both, whatever the first says
         return EXIT_INTERNAL
     return EXIT_OK if final.ok else EXIT_FAILED
 
@@ -165,6 +170,9 @@ def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
     kept = f"; finish it with --resume {plan.writer.written[0]}" if plan.writer.written else ""
     _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
     _report_writes(plan.writer)
+    from ._outputs import write_outputs
+
+    write_outputs(partial, args, upload=False)  # an interrupted run is not uploaded
     print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -280,6 +288,10 @@ def _check_targets(args: argparse.Namespace) -> None:
             raise _Usage(f"{option} {path}: is a directory; {option} takes a record file (--out takes a folder)")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
+    from ._outputs import check_output_targets
+
+    if problem := check_output_targets(args):
+        raise _Usage(problem)
 
 
 def _subject(args: argparse.Namespace) -> Any:
