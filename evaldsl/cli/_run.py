@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         report = run_async(_drive(plan, args, on_result, progress))
     except KeyboardInterrupt:
         progress.close()
-        return _interrupted(plan, ran, started)
+        return _interrupted(plan, ran, started, args)
     progress.close()
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if final.ok else EXIT_FAILED
 
 
-def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
+def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Namespace) -> int:
     """Ctrl-C: keep and report the finished cases."""
     partial = plan.builder.build(complete=False)
     _save(plan.writer, partial, ran)
