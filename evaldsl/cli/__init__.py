@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ._compare import add_compare_command
     from ._lang import add_language_commands
+    from ._rescore import add_rescore_command
     from ._run import add_run_commands
     from ._upload import add_upload_command
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_language_commands(sub)
     add_run_commands(sub)
     add_compare_command(sub)
+    add_rescore_command(sub)
     add_upload_command(sub)
     return parser
 
