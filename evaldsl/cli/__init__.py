@@ -23,6 +23,7 @@ EXIT_NO_TESTS = 5
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ._lang import add_language_commands
+    from ._report import add_report_command
     from ._run import add_run_commands
 
     parser = argparse.ArgumentParser(
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_language_commands(sub)
     add_run_commands(sub)
+    add_report_command(sub)
     return parser
 
 
