@@ -16,8 +16,9 @@ so the whole contract between Python and the page is this module's output
 Cases of several records line up by ``(suite, name)``: the file path of a
 suite differs between machines and checkouts, its display name and the case
 name do not. Case names are unique within a suite; when one record holds
-the same suite name twice (two files), the file joins the key so that no
-case is merged into another or dropped.
+the same suite and case name twice (two files with one suite name), the
+file joins the key of those cases so that none is merged into another or
+dropped.
 
 Only what the records hold reaches the page, and of their metadata only
 what a reader needs (no command line, no selection): the record has no
@@ -94,12 +95,12 @@ def _align(records: Sequence[tuple[str, EvalReport]]) -> tuple[list[tuple[str, .
     per_record = []
     for _, record in records:
         index: dict[tuple[str, ...], CaseResult] = {}
-        files_of_suite: dict[str, set[str]] = {}
+        seen: dict[tuple[str, str], int] = {}
         for case in record.cases:
-            files_of_suite.setdefault(case.suite, set()).add(case.file)
+            seen[(case.suite, case.name)] = seen.get((case.suite, case.name), 0) + 1
         for case in record.cases:
             key: tuple[str, ...] = (case.suite, case.name)
-            if len(files_of_suite[case.suite]) > 1:
+            if seen[(case.suite, case.name)] > 1:
                 key = (case.suite, case.name, case.file)
             index[key] = case
             keys.setdefault(key, None)
