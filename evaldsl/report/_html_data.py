@@ -65,14 +65,14 @@ def build_page_data(
         comparison: the two-record comparison (see `evaldsl.report._html_compare`), if any.
     """
     keys, per_record = _align(records)
-    cases = []
+    cases: list[dict[str, Any]] = []
     details: list[list[dict[str, Any] | None]] = []
     for key in keys:
         found = [index.get(key) for index in per_record]
         first = next(c for c in found if c is not None)
+        tags = sorted({t for c in found if c is not None for t in c.tags})
         cases.append({
-            "suite": first.suite, "name": first.name, "file": first.file, "line": first.line,
-            "tags": sorted({t for c in found if c is not None for t in c.tags}),
+            "suite": first.suite, "name": first.name, "file": first.file, "line": first.line, "tags": tags,
             "cells": [None if c is None else _cell(c) for c in found],
         })
         details.append([None if c is None else _detail(c) for c in found])
@@ -81,8 +81,8 @@ def build_page_data(
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runs": [_run_entry(source, record) for source, record in records],
         "cases": cases,
-        "suites": sorted({c["suite"] for c in cases}),
-        "tags": sorted({t for c in cases for t in c["tags"]}),
+        "suites": sorted({str(c["suite"]) for c in cases}),
+        "tags": sorted({str(t) for c in cases for t in c["tags"]}),
         "comparison": comparison,
     }
     labels = list(dict.fromkeys(r.meta.agent or "agent" for _, r in records))
