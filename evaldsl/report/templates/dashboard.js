@@ -45,9 +45,10 @@
     if (typeof v === "string") return v;
     try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
   }
-  function compare(a, b) {  // nulls last whatever the direction is handled by the caller
+  var COLLATOR = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+  function compare(a, b) {  // nulls are put last by the caller, whatever the direction
     if (typeof a === "number" && typeof b === "number") return a - b;
-    return String(a).localeCompare(String(b));
+    return COLLATOR.compare(String(a), String(b));
   }
   function sortBy(items, keyOf, dir) {
     return items.slice().sort(function (x, y) {
