@@ -154,7 +154,8 @@ def _run(args: argparse.Namespace) -> int:
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
     _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
-    if not _report_writes(plan.writer) or not _write_dashboard(args.html, final, plan.writer):
+    records_ok = _report_writes(plan.writer)
+    if not _write_dashboard(args.html, final, plan.writer) or not records_ok:
         return EXIT_INTERNAL
     return EXIT_OK if final.ok else EXIT_FAILED
 

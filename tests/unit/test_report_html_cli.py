@@ -85,3 +85,28 @@ def test_run_html_refuses_a_directory_before_running(record: Path, capsys: pytes
     Path("adir").mkdir()
     assert main(["run", "tiny.evl", "--agent", "evaldsl.demo:agent", "-q", "--html", "adir"]) == 4
     assert "--html adir: is a directory" in capsys.readouterr().err
+
+
+def test_the_commands_in_docs_reports_parse() -> None:
+    import shlex
+
+    from evaldsl.cli import build_parser
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    block = text.split("## HTML dashboard", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in block.splitlines() if line.startswith("evaldsl ")]
+    assert len(lines) == 4
+    for line in lines:
+        args = build_parser().parse_args(shlex.split(line)[1:])
+        assert args.func is not None
+
+
+def test_run_html_that_cannot_be_written_is_one_line_and_exit_3(
+    record: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("afile").write_text("", encoding="utf-8")
+    assert main(["run", "tiny.evl", "--agent", "evaldsl.demo:agent", "-q", "--json", "again.json",
+                 "--html", "afile/run.html"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot write the dashboard to afile/run.html" in err and "Traceback" not in err
+    assert json.loads(Path("again.json").read_text(encoding="utf-8"))["summary"]["passed"] == 1  # the record is kept
