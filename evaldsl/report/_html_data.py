@@ -13,12 +13,11 @@ so the whole contract between Python and the page is this module's output
   case's details go into their own JSON block, parsed only when that case's
   expander opens, so a large record does not pay for transcripts at load.
 
-Cases of several records line up by ``(suite, name)``: the file path of a
-suite differs between machines and checkouts, its display name and the case
-name do not. Case names are unique within a suite; when one record holds
-the same suite and case name twice (two files with one suite name), the
-file joins the key of those cases so that none is merged into another or
-dropped.
+Cases of several records line up by `case_key` (the case's file, made
+relative and normalized, and its name), the identity that `--lf`,
+`--resume` and `evaldsl compare` use, so the heatmap and the comparison
+never disagree about which case is which. A case whose file moved is two
+rows, one in each record, never merged by guesswork.
 
 Only what the records hold reaches the page, and of their metadata only
 what a reader needs (no command line, no selection): the record has no
@@ -34,6 +33,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..run._record import CaseResult, EvalReport
+from ..run._select import case_key
 
 PAGE_SCHEMA = 1
 """Version of the page's data layout (the JS checks it)."""
@@ -89,19 +89,18 @@ def build_page_data(
     return PageData(title or f"evaldsl report: {', '.join(labels)}", summary, details)
 
 
-def _align(records: Sequence[tuple[str, EvalReport]]) -> tuple[list[tuple[str, ...]], list[dict[Any, CaseResult]]]:
+def _align(records: Sequence[tuple[str, EvalReport]]) -> tuple[list[tuple[str, str]], list[dict[Any, CaseResult]]]:
     """Every case key in first-seen order, and each record's cases by key."""
-    keys: dict[tuple[str, ...], None] = {}
+    keys: dict[tuple[str, str], None] = {}
     per_record = []
     for _, record in records:
-        index: dict[tuple[str, ...], CaseResult] = {}
-        seen: dict[tuple[str, str], int] = {}
+        index: dict[tuple[str, str], CaseResult] = {}
         for case in record.cases:
-            seen[(case.suite, case.name)] = seen.get((case.suite, case.name), 0) + 1
-        for case in record.cases:
-            key: tuple[str, ...] = (case.suite, case.name)
-            if seen[(case.suite, case.name)] > 1:
-                key = (case.suite, case.name, case.file)
+            key = case_key(case.file, case.name)
+            copy = 1
+            while key in index:  # not made by `evaldsl run`, but kept: nothing in a record is dropped
+                copy += 1
+                key = (key[0], f"{case.name} (#{copy})")
             index[key] = case
             keys.setdefault(key, None)
         per_record.append(index)

@@ -54,7 +54,7 @@ def _two_records() -> list[tuple[str, EvalReport]]:
         _case(XSS[0], "failed", [_run(0, False, text=XSS[1])], suite="Other", file="o.evl"),
     ])
     b = _record("B", [
-        _case("one", "failed", [_run(0, False)], file="elsewhere/s.evl", tags=["t2"]),
+        _case("one", "failed", [_run(0, False)], file="./s.evl", tags=["t2"]),
         _case("only in b", "passed", [_run(0, True)]),
     ], accuracy=0.9)
     return [("runs/a.json", a), ("runs/b.json", b)]
@@ -75,11 +75,24 @@ def test_cases_line_up_by_suite_and_name_across_records() -> None:
     names = [c["name"] for c in page.summary["cases"]]
     assert names == ["one", "flaky", "crash", XSS[0], "only in b"]
     one = page.summary["cases"][0]
-    assert [c["status"] for c in one["cells"]] == ["passed", "failed"]  # another path, same suite and name
+    assert [c["status"] for c in one["cells"]] == ["passed", "failed"]  # the same file, written differently
     assert one["tags"] == ["t1", "t2"]
     assert page.summary["cases"][4]["cells"][0] is None  # not in record A
     assert page.details[4][0] is None and page.details[4][1]["prompt"] == "prompt of only in b"
     assert page.summary["suites"] == ["Other", "S"]
+
+
+def test_a_case_whose_file_moved_is_two_rows_as_compare_sees_it() -> None:
+    a = _record("A", [_case("x", "passed", [_run(0, True)], file="old/s.evl")])
+    b = _record("B", [_case("x", "failed", [_run(0, False)], file="new/s.evl")])
+    cases = build_page_data([("a.json", a), ("b.json", b)]).summary["cases"]
+    assert [[c is not None for c in case["cells"]] for case in cases] == [[True, False], [False, True]]
+
+
+def test_a_repeated_case_in_one_record_is_kept() -> None:
+    record = _record("A", [_case("x", "passed", [_run(0, True)]), _case("x", "failed", [_run(0, False)])])
+    cases = build_page_data([("r.json", record)]).summary["cases"]
+    assert [c["cells"][0]["status"] for c in cases] == ["passed", "failed"]
 
 
 def test_same_suite_name_in_two_files_keeps_both_cases() -> None:
