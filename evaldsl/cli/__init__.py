@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ._compare import add_compare_command
     from ._lang import add_language_commands
     from ._rescore import add_rescore_command
+    from ._report import add_report_command
     from ._run import add_run_commands
     from ._upload import add_upload_command
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_command(sub)
     add_rescore_command(sub)
     add_upload_command(sub)
+    add_report_command(sub)
     return parser
 
 

@@ -84,6 +84,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--json", metavar="FILE", help="write the run record to FILE")
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
+    p.add_argument("--html", metavar="FILE", help="write the HTML dashboard of the run to FILE at the end")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     from ._outputs import add_output_options
@@ -156,11 +157,29 @@ def _run(args: argparse.Namespace) -> int:
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
     _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
+    records_ok = _report_writes(plan.writer)
     from ._outputs import write_outputs
 
-    if not all([_report_writes(plan.writer), write_outputs(final, args)]):  # both, whatever the first says
+    outputs_ok = write_outputs(final, args)
+    if not _write_dashboard(args.html, final, plan.writer) or not records_ok or not outputs_ok:
         return EXIT_INTERNAL
     return EXIT_OK if final.ok else EXIT_FAILED
+
+
+def _write_dashboard(path: str | None, report: Any, writer: Any) -> bool:
+    """``--html FILE``: the dashboard of the final record; False (said on stderr) when it cannot be written."""
+    if not path:
+        return True
+    from ..report._html import render_html, write_html
+
+    source = str(writer.written[0]) if writer.written else "this run"
+    try:
+        write_html(path, render_html([(source, report)]))
+    except OSError as exc:
+        print(f"evaldsl: cannot write the dashboard to {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    print(f"evaldsl: dashboard written to {path}", file=sys.stderr)
+    return True
 
 
 def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Namespace) -> int:
@@ -286,6 +305,8 @@ def _check_targets(args: argparse.Namespace) -> None:
     for option, path in (("--json", args.json), ("--resume", args.resume)):
         if path and Path(path).is_dir():
             raise _Usage(f"{option} {path}: is a directory; {option} takes a record file (--out takes a folder)")
+    if args.html and Path(args.html).is_dir():
+        raise _Usage(f"--html {args.html}: is a directory; --html takes the .html file to write")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
     from ._outputs import check_output_targets
