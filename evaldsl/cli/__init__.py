@@ -24,8 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ._compare import add_compare_command
     from ._lang import add_language_commands
-    from ._rescore import add_rescore_command
     from ._report import add_report_command
+    from ._rescore import add_rescore_command
     from ._run import add_run_commands
     from ._upload import add_upload_command
 

@@ -55,3 +55,46 @@ def write_outputs(report: Any, args: argparse.Namespace, *, upload: bool = True)
 
         print_upload(upload_record(report, args.upload))
     return ok
+
+
+def report_markdown(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
+    """`evaldsl report --format markdown`: each record's summary; with two, their comparison first."""
+    from ..report._compare import compare_records
+    from ..report._markdown import markdown_comparison, markdown_summary
+
+    parts = []
+    if len(records) == 2:
+        (name_a, a), (name_b, b) = records
+        parts.append(markdown_comparison(compare_records(a, b), a_name=name_a, b_name=name_b))
+    parts += [markdown_summary(report) for _, report in records]
+    return _emit(args, "\n".join(parts), "Markdown summary")
+
+
+def report_junit(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
+    """`evaldsl report --format junit`: one record as JUnit XML."""
+    from ..report._junit import junit_xml
+
+    if len(records) != 1:
+        print(f"evaldsl: --format junit takes one record, not {len(records)}", file=sys.stderr)
+        return 4
+    return _emit(args, junit_xml(records[0][1]), "JUnit XML")
+
+
+def _emit(args: argparse.Namespace, text: str, what: str) -> int:
+    """To ``-o FILE`` (atomically) or stdout."""
+    from ..report._json import write_atomic
+
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_atomic(args.output, text)
+    except OSError as exc:
+        print(f"evaldsl: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 4
+    print(f"evaldsl: {what} written to {args.output}", file=sys.stderr)
+    return 0
+
+
+REPORT_FORMATS = {"markdown": report_markdown, "junit": report_junit}
+"""The `evaldsl report --format` entries made here (html is `_report.py`'s own)."""

@@ -89,5 +89,11 @@ def _html(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
     return EXIT_OK
 
 
-FORMATS: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]] = {"html": _html}
+def _more_formats() -> dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]]:
+    from ._outputs import REPORT_FORMATS  # markdown, junit
+
+    return dict(REPORT_FORMATS)
+
+
+FORMATS: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]] = {"html": _html, **_more_formats()}
 """Output formats of `evaldsl report`: name -> writer."""

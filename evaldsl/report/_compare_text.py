@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._compare import ALPHA, CaseDelta, CaseRef, Comparison
 
-_VERDICTS = {
+VERDICTS = {
     "better": "B is better than A",
     "worse": "B is worse than A",
     "no_significant_difference": "no significant difference between A and B",
@@ -35,7 +35,7 @@ def format_comparison(cmp: Comparison, *, limit: int = 50) -> str:
                      f"[{bs.low:+.3f}, {bs.high:+.3f}] (paired bootstrap, {bs.resamples:,} resamples, seed {bs.seed})")
     m = cmp.mcnemar
     lines.append(f"flipped: {m.fixed} fixed, {m.regressed} regressed; exact McNemar p = {_p(m.p_value)}")
-    lines.append(f"verdict: {_VERDICTS[cmp.verdict]}" + (
+    lines.append(f"verdict: {VERDICTS[cmp.verdict]}" + (
         f" (p < {ALPHA:g})" if cmp.verdict != "no_significant_difference" else f" (p >= {ALPHA:g})"))
     lines += _section("REGRESSED", [_flip(d) for d in cmp.regressed], limit)
     lines += _section("FIXED", [_flip(d) for d in cmp.fixed], limit)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from ..run._record import CaseResult, EvalReport, Summary
 from ..run._stats import summarize
+from ._compare import CaseRef, Comparison, NotCompared
 from ._json import write_atomic
 from ._junit import clean
 from ._terminal import failed_expectations, run_errors
@@ -141,3 +142,34 @@ def _secs(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.2f}s"
+
+
+def markdown_comparison(cmp: Comparison, *, a_name: str = "A", b_name: str = "B") -> str:
+    """A `Comparison` as Markdown: verdict, the table of A, B and the delta, the flipped cases."""
+    from ._compare_text import VERDICTS
+
+    m = cmp.mcnemar
+    lines = [f"### Comparison: {text(b_name)} against {text(a_name)}", "",
+             f"**{VERDICTS[cmp.verdict]}** (exact McNemar p = {m.p_value:.3g}; {m.fixed} fixed, {m.regressed} "
+             f"regressed, over {cmp.paired} paired cases)", "",
+             "| | A | B | B - A |", "|---|--:|--:|--:|",
+             f"| accuracy | {_pct(cmp.accuracy.a)} | {_pct(cmp.accuracy.b)} | "
+             f"{'-' if cmp.accuracy.delta is None else f'{cmp.accuracy.delta * 100:+.1f} pts'} |",
+             f"| score | {_num(cmp.score.a)} | {_num(cmp.score.b)} | "
+             f"{'-' if cmp.score.delta is None else f'{cmp.score.delta:+.3f}'} |"]
+    if cmp.bootstrap is not None:
+        bs = cmp.bootstrap
+        lines += ["", f"score difference {bs.mean_difference:+.3f}, {bs.confidence:.0%} interval "
+                      f"[{bs.low:+.3f}, {bs.high:+.3f}] (paired bootstrap, {bs.resamples:,} resamples)"]
+    sections: list[tuple[str, Sequence[CaseRef]]] = [
+        ("Regressed", cmp.regressed), ("Fixed", cmp.fixed), ("Only in A", cmp.only_in_a),
+        ("Only in B", cmp.only_in_b), ("Not compared", cmp.not_compared)]
+    for title, cases in sections:
+        if cases:
+            lines += ["", f"#### {title} ({len(cases)})", ""]
+            lines += [f"- {text(c.suite)} › {text(c.name)} ({code(f'{c.file}:{c.line}')})"
+                      + (f": {text(c.reason)}" if isinstance(c, NotCompared) else "")
+                      for c in cases[:MAX_CASES]]
+            if len(cases) > MAX_CASES:
+                lines.append(f"- … and {len(cases) - MAX_CASES} more")
+    return "\n".join(lines) + "\n"
