@@ -22,9 +22,12 @@ EXIT_NO_TESTS = 5
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ._compare import add_compare_command
     from ._lang import add_language_commands
     from ._report import add_report_command
+    from ._rescore import add_rescore_command
     from ._run import add_run_commands
+    from ._upload import add_upload_command
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",
@@ -34,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_language_commands(sub)
     add_run_commands(sub)
+    add_compare_command(sub)
+    add_rescore_command(sub)
+    add_upload_command(sub)
     add_report_command(sub)
     return parser
 

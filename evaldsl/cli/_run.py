@@ -87,6 +87,9 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--html", metavar="FILE", help="write the HTML dashboard of the run to FILE at the end")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    from ._outputs import add_output_options
+
+    add_output_options(p)
     p.set_defaults(func=cmd_run)
 
     # ---- `evaldsl baseline`: registered here, implemented in _baseline.py (the baseline work) ----
@@ -149,13 +152,15 @@ def _run(args: argparse.Namespace) -> int:
         report = run_async(_drive(plan, args, on_result, progress))
     except KeyboardInterrupt:
         progress.close()
-        return _interrupted(plan, ran, started)
+        return _interrupted(plan, ran, started, args)
     progress.close()
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
     _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
-    records_ok = _report_writes(plan.writer)
-    if not _write_dashboard(args.html, final, plan.writer) or not records_ok:
+    from ._outputs import write_outputs
+
+    written = [_report_writes(plan.writer), write_outputs(final, args), _write_dashboard(args.html, final, plan.writer)]
+    if not all(written):  # every output attempted, whatever the first says
         return EXIT_INTERNAL
     return EXIT_OK if final.ok else EXIT_FAILED
 
@@ -176,13 +181,17 @@ def _write_dashboard(path: str | None, report: Any, writer: Any) -> bool:
     return True
 
 
-def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
+def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Namespace) -> int:
     """Ctrl-C: keep and report the finished cases."""
     partial = plan.builder.build(complete=False)
     _save(plan.writer, partial, ran)
     kept = f"; finish it with --resume {plan.writer.written[0]}" if plan.writer.written else ""
     _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
     _report_writes(plan.writer)
+    from ._outputs import write_outputs
+
+    write_outputs(partial, args, upload=False)  # an interrupted run is not uploaded
+    _write_dashboard(args.html, partial, plan.writer)
     print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -300,6 +309,10 @@ def _check_targets(args: argparse.Namespace) -> None:
         raise _Usage(f"--html {args.html}: is a directory; --html takes the .html file to write")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
+    from ._outputs import check_output_targets
+
+    if problem := check_output_targets(args):
+        raise _Usage(problem)
 
 
 def _subject(args: argparse.Namespace) -> Any:

@@ -1,0 +1,172 @@
+"""The report commands end to end, as subprocesses: run --junit-xml/--markdown/--upload, compare, rescore, upload.
+
+Servers are real, on 127.0.0.1, started by the tests (tests/_receiver.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import xmlschema
+from _receiver import Reply, receiver
+from _records import outcomes
+
+XSD = Path(__file__).parent.parent / "data" / "junit.xsd"
+TOKEN = "e2e-t0ken-never-shown"
+
+AGENT = '''
+from evaldsl import RunArtifacts
+
+def agent(prompt):
+    return RunArtifacts(final_text=prompt)
+'''
+
+SUITE = '''
+suite "Demo"
+
+case "passes"
+  prompt "hello world"
+  expect final text contains "hello"
+
+case "fails"
+  prompt "goodbye"
+  expect final text contains "hello"
+'''
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "e2e_agent.py").write_text(textwrap.dedent(AGENT), encoding="utf-8")
+    (tmp_path / "demo.evl").write_text(textwrap.dedent(SUITE).lstrip(), encoding="utf-8")
+    return tmp_path
+
+
+def evaldsl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "EVALDSL_UPLOAD_TOKEN"}
+    return subprocess.run([sys.executable, "-m", "evaldsl", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env={**clean, "NO_COLOR": "1", **(env or {})})
+
+
+RUN = ("run", "demo.evl", "--agent", "e2e_agent:agent", "--json", "r.json")
+
+
+def test_run_writes_junit_and_markdown(work: Path) -> None:
+    proc = evaldsl(work, *RUN, "--junit-xml", "ci/junit.xml", "--markdown", "ci/summary.md")
+    assert proc.returncode == 1, proc.stderr  # one case fails: the outputs do not change that
+    xmlschema.validate(str(work / "ci" / "junit.xml"), str(XSD))
+    xml = (work / "ci" / "junit.xml").read_text()
+    assert 'name="Demo.fails" classname="demo.evl"' in xml and "<failure" in xml
+    md = (work / "ci" / "summary.md").read_text()
+    assert md.startswith("### evaldsl: 1 failed, 1 passed (agent)")
+    assert "| Demo | 1 | 1 | 0 | 0 | 50.0% | 0.50 |" in md
+    assert "JUnit XML written to ci/junit.xml" in proc.stderr
+
+
+def test_an_output_path_that_is_a_directory_is_refused_before_running(work: Path) -> None:
+    (work / "taken").mkdir()
+    proc = evaldsl(work, *RUN, "--junit-xml", "taken")
+    assert proc.returncode == 4 and "--junit-xml taken: is a directory" in proc.stderr
+    assert not (work / "r.json").exists()
+
+
+def test_run_uploads_the_finished_record(work: Path) -> None:
+    with receiver(Reply(201)) as server:
+        proc = evaldsl(work, *RUN, "--upload", server.url, env={"EVALDSL_UPLOAD_TOKEN": TOKEN})
+    assert proc.returncode == 1, proc.stderr
+    [got] = server.received
+    assert got.headers["authorization"] == f"Bearer {TOKEN}" and len(got.headers["idempotency-key"]) == 64
+    assert json.loads(got.body) == json.loads((work / "r.json").read_text())
+    assert f"record uploaded to {server.url} (HTTP 201)" in proc.stderr
+    assert TOKEN not in proc.stdout + proc.stderr
+
+
+def test_a_failing_server_is_a_warning_and_changes_nothing(work: Path) -> None:
+    (work / "demo.evl").write_text('case "passes"\n  prompt "hello"\n  expect final text is "hello"\n')
+    with receiver(Reply(500, body=f"token {TOKEN} rejected")) as server:
+        proc = evaldsl(work, *RUN, "--upload", server.url, env={"EVALDSL_UPLOAD_TOKEN": TOKEN})
+    assert proc.returncode == 0, proc.stderr  # the run passed; the upload failing does not fail it
+    assert len(server.received) == 4  # retried
+    assert "warning: upload to" in proc.stderr and "HTTP 500" in proc.stderr
+    assert "the local record is unchanged" in proc.stderr
+    assert TOKEN not in proc.stdout + proc.stderr
+    assert json.loads((work / "r.json").read_text())["summary"]["passed"] == 1
+
+
+def test_upload_command_sends_a_stored_record_and_reads_it_only(work: Path) -> None:
+    record = work / "a.json"
+    record.write_text(outcomes("pf").model_dump_json(indent=2))
+    before = record.read_bytes()
+    with receiver(Reply(200)) as server:
+        proc = evaldsl(work, "upload", "a.json", server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(server.received[0].body) == json.loads(before)
+    assert record.read_bytes() == before
+
+
+def test_upload_command_to_a_slow_server_times_out(work: Path) -> None:
+    (work / "a.json").write_text(outcomes("p").model_dump_json())
+    with receiver(Reply(200, delay=2.0)) as server:
+        proc = evaldsl(work, "upload", "a.json", server.url, "--timeout", "0.2", "--attempts", "1")
+    assert proc.returncode == 1 and "timed out" in proc.stderr and "warning" in proc.stderr
+
+
+def test_compare_command(work: Path) -> None:
+    (work / "a.json").write_text(outcomes("pppfffffffffff", agent="old").model_dump_json())
+    (work / "b.json").write_text(outcomes("fppppppppppfff", agent="new").model_dump_json())
+    proc = evaldsl(work, "compare", "a.json", "b.json")
+    assert proc.returncode == 0, proc.stderr
+    assert "verdict: B is better than A (p < 0.05)" in proc.stdout
+    assert "exact McNemar p = 0.0391" in proc.stdout and "REGRESSED (1)" in proc.stdout
+    proc = evaldsl(work, "compare", "a.json", "b.json", "--json", "--fail-on-regression")
+    assert proc.returncode == 1 and "1 case(s) regressed" in proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["mcnemar"] == {"regressed": 1, "fixed": 8, "p_value": 0.0390625}
+    assert data["bootstrap"]["resamples"] == 10_000
+    assert evaldsl(work, "compare", "b.json", "b.json", "--fail-on-regression").returncode == 0
+
+
+def test_compare_an_unreadable_record_is_a_usage_error(work: Path) -> None:
+    (work / "a.json").write_text("{not json")
+    proc = evaldsl(work, "compare", "a.json", "missing.json")
+    assert proc.returncode == 4 and "a.json is not an evaldsl run record" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_rescore_writes_a_new_record_and_never_touches_the_old(work: Path) -> None:
+    assert evaldsl(work, *RUN).returncode == 1
+    before = (work / "r.json").read_bytes()
+    (work / "demo.evl").write_text(SUITE.replace('prompt "goodbye"\n  expect final text contains "hello"',
+                                                 'prompt "goodbye"\n  expect final text contains "bye"')
+                                   .replace('prompt "hello world"', 'prompt "hi world"'))
+    proc = evaldsl(work, "rescore", "r.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (work / "r.json").read_bytes() == before
+    new = json.loads((work / "r.rescored.json").read_text())
+    assert [c["name"] for c in new["cases"]] == ["fails"] and new["cases"][0]["status"] == "passed"
+    assert new["meta"]["command"].startswith("evaldsl rescore r.json")
+    assert "stale: demo.evl::passes (the prompt changed); not rescored" in proc.stderr
+    assert "1 case(s) passed" in proc.stdout or "1 passed" in proc.stdout
+
+
+def test_rescore_refuses_to_overwrite_the_record_and_names_missing_suites(work: Path) -> None:
+    assert evaldsl(work, *RUN).returncode == 1
+    before = (work / "r.json").read_bytes()
+    proc = evaldsl(work, "rescore", "r.json", "-o", "./r.json")
+    assert proc.returncode == 4 and "never overwritten" in proc.stderr
+    (work / "demo.evl").unlink()
+    proc = evaldsl(work, "rescore", "r.json")
+    assert proc.returncode == 4 and "not found: demo.evl" in proc.stderr
+    assert (work / "r.json").read_bytes() == before
+
+
+def test_rescore_of_a_suite_that_does_not_compile(work: Path) -> None:
+    assert evaldsl(work, *RUN).returncode == 1
+    (work / "demo.evl").write_text('case "x"\n  prompt "p"\n  expect final txt is "a"\n')
+    proc = evaldsl(work, "rescore", "r.json")
+    assert proc.returncode == 4 and "do not compile" in proc.stderr and "Traceback" not in proc.stderr
