@@ -157,11 +157,10 @@ def _run(args: argparse.Namespace) -> int:
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
     _print_report(final, started, None if report.meta.complete else "stopped after the first failure (-x)")
-    records_ok = _report_writes(plan.writer)
     from ._outputs import write_outputs
 
-    outputs_ok = write_outputs(final, args)
-    if not _write_dashboard(args.html, final, plan.writer) or not records_ok or not outputs_ok:
+    written = [_report_writes(plan.writer), write_outputs(final, args), _write_dashboard(args.html, final, plan.writer)]
+    if not all(written):  # every output attempted, whatever the first says
         return EXIT_INTERNAL
     return EXIT_OK if final.ok else EXIT_FAILED
 
@@ -192,6 +191,7 @@ def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Nam
     from ._outputs import write_outputs
 
     write_outputs(partial, args, upload=False)  # an interrupted run is not uploaded
+    _write_dashboard(args.html, partial, plan.writer)
     print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
