@@ -24,10 +24,12 @@ from .syntax._diagnostics import Diagnostic, EvlError
 
 if TYPE_CHECKING:
     from ._baseline import baseline, baseline_files, dump_baseline
+    from .report._compare import Comparison, compare_records
     from .report._json import read_record
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._protocols import Agent, Harness, Predicates
     from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
+    from .run._rescore import Rescored, rescore
     from .run._scripted import ScriptedAgent
 
 __version__ = "0.1.0"
@@ -35,6 +37,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "baseline": "._baseline", "baseline_files": "._baseline", "dump_baseline": "._baseline",
     "read_record": ".report._json",
+    "Comparison": ".report._compare", "compare_records": ".report._compare",
+    "Rescored": ".run._rescore", "rescore": ".run._rescore",
     "arun_case": ".run._api", "arun_eval": ".run._api", "arun_suite": ".run._api",
     "run_case": ".run._api", "run_eval": ".run._api", "run_suite": ".run._api",
     "Agent": ".run._protocols", "Harness": ".run._protocols", "Predicates": ".run._protocols",
@@ -59,6 +63,7 @@ __all__ = [
     "Agent",
     "CaseResult",
     "CaseSettings",
+    "Comparison",
     "CompiledCase",
     "CompiledExpectation",
     "CompiledSuite",
@@ -71,6 +76,7 @@ __all__ = [
     "Harness",
     "Outcome",
     "Predicates",
+    "Rescored",
     "RunArtifacts",
     "RunMeta",
     "RunResult",
@@ -86,12 +92,14 @@ __all__ = [
     "arun_suite",
     "baseline",
     "baseline_files",
+    "compare_records",
     "compile",
     "dump_baseline",
     "format",
     "load",
     "parse",
     "read_record",
+    "rescore",
     "run_case",
     "run_eval",
     "run_suite",

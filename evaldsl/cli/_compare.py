@@ -19,9 +19,12 @@ listed. exit codes: 0 compared; 1 a case regressed (with
 --fail-on-regression); 4 unreadable record or bad option."""
 
 
-def add_compare_command(sub: Any) -> None:
-    from ..report._compare import RESAMPLES, SEED
+RESAMPLES, SEED = 10_000, 20_240_601
+"""`report._compare`'s defaults, repeated so that building the parser (every command does) imports
+nothing more; a test keeps them equal."""
 
+
+def add_compare_command(sub: Any) -> None:
     p = sub.add_parser(
         "compare", help="compare two run records: flips, deltas, McNemar test, bootstrap interval",
         description="Compare run record B against run record A, case by case.",

@@ -8,7 +8,7 @@ naming the old record is refused).
 
 Judges: this command has no judge to call yet, so a `judge` expectation is
 an error that says it needs a judge (the library's `rescore(judge=...)`
-takes one). Exit codes: 0 every rescored case passed; 1 a rescored case
+takes one: `evaldsl.rescore`). Exit codes: 0 every rescored case passed; 1 a rescored case
 failed or errored; 4 unreadable record, missing or non-compiling suite, or
 bad option; 5 no case of the record could be rescored (all stale).
 """
@@ -62,7 +62,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         print(f"evaldsl: stale: {case.file}::{case.name} ({case.reason}); not rescored", file=sys.stderr)
     if result.needs_judge:
         print(f"evaldsl: {result.needs_judge} judge expectation(s) could not be evaluated: they need a judge, "
-              "and `evaldsl rescore` has none to call (use evaldsl.run._rescore.rescore(judge=...))",
+              "and `evaldsl rescore` has none to call (from Python: evaldsl.rescore(..., judge=fn))",
               file=sys.stderr)
     if result.judge_calls:
         print(f"evaldsl: {result.judge_calls} judge expectation(s) called the judge", file=sys.stderr)

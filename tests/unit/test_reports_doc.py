@@ -40,3 +40,23 @@ def test_the_quoted_constants_are_the_codes() -> None:
 def test_the_quoted_p_values_are_right() -> None:
     assert re.search(r"8 fixed against 1 regressed gives\s+p = 2 · \(1 \+ 9\) / 512 = 0\.039", TEXT)
     assert round(_compare.mcnemar_p(1, 8), 3) == 0.039 and _compare.mcnemar_p(0, 5) == 0.0625
+
+
+def test_the_cli_repeats_the_library_defaults() -> None:
+    from evaldsl.cli import _compare as cli_compare
+    from evaldsl.cli import _upload as cli_upload
+
+    assert (cli_compare.RESAMPLES, cli_compare.SEED) == (_compare.RESAMPLES, _compare.SEED)
+    assert (cli_upload.ATTEMPTS, cli_upload.TIMEOUT_S, cli_upload.TOKEN_ENV) == (
+        _upload.ATTEMPTS, _upload.TIMEOUT_S, _upload.TOKEN_ENV)
+
+
+def test_building_the_parser_imports_none_of_these_reports() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from evaldsl.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('evaldsl.report._compare', 'evaldsl.report._upload', "
+            "'evaldsl.report._junit', 'evaldsl.report._markdown', 'evaldsl.run._rescore', 'httpx'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
