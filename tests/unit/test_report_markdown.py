@@ -88,3 +88,8 @@ def test_code_span_fence_is_longer_than_any_backtick_run(value: str) -> None:
     inner = span[len(fence):-len(fence)]
     assert span.endswith(fence) and "\n" not in span
     assert all(len(run_) < len(fence) for run_ in re.findall(r"`+", inner))
+
+
+def test_fast_latencies_keep_their_digits() -> None:
+    md = markdown_summary(record(case("quick", run(latency=0.0004)), case("slow", run(latency=2.5))))
+    assert "| 0.40ms / 2.50s |" in md
