@@ -103,7 +103,7 @@ def upload_record(
     """
     token = os.environ.get(TOKEN_ENV) if token is None else token
     where = shown_url(url)
-    if urlsplit(url).scheme not in ("http", "https"):
+    if _scheme(url) not in ("http", "https"):
         return UploadResult(False, 0, None, f"not uploaded: {where or url!r} is not an http(s) URL")
     import httpx  # here: only uploads pay for it
 
@@ -142,7 +142,7 @@ def _attempt(
         return None, scrub(f"timed out ({type(exc).__name__})"), 0.0
     except httpx.TransportError as exc:
         return None, scrub(f"{type(exc).__name__}: {exc}"), 0.0
-    except (httpx.HTTPError, ValueError) as exc:  # a URL httpx cannot use, and the like
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:  # a URL httpx cannot use, and the like
         return None, scrub(f"{type(exc).__name__}: {exc}"), None
     status = response.status_code
     if 200 <= status < 300:
@@ -153,6 +153,13 @@ def _attempt(
     if 300 <= status < 400:
         why += " (a redirect; not followed, so the token never leaves for another address)"
     return status, why, None
+
+
+def _scheme(url: str) -> str:
+    try:
+        return urlsplit(url).scheme
+    except ValueError:
+        return ""
 
 
 def _retry_after(value: str | None) -> float:

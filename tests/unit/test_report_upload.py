@@ -134,3 +134,9 @@ def test_body_is_exactly_the_record_json() -> None:
     with receiver() as server:
         upload_record(report, server.url)
     assert json.loads(server.received[0].body) == json.loads(report.model_dump_json())
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "not a url", "", "http://", "http://exa mple.test/x"])
+def test_a_bad_url_is_a_warning_not_a_crash(url: str) -> None:
+    result = upload_record(sample(), url, attempts=1)
+    assert not result.ok and result.message
