@@ -104,7 +104,7 @@ def upload_record(
     token = os.environ.get(TOKEN_ENV) if token is None else token
     where = shown_url(url)
     if _scheme(url) not in ("http", "https"):
-        return UploadResult(False, 0, None, f"not uploaded: {where or url!r} is not an http(s) URL")
+        return UploadResult(False, 0, None, f"not uploaded: {where or url!r} is not an http(s) URL with a host")
     import httpx  # here: only uploads pay for it
 
     headers = {"Content-Type": "application/json", "Idempotency-Key": idempotency_key(report),
@@ -156,8 +156,10 @@ def _attempt(
 
 
 def _scheme(url: str) -> str:
+    """The URL's scheme; '' when it is unparsable or names no host."""
     try:
-        return urlsplit(url).scheme
+        parts = urlsplit(url)
+        return parts.scheme if parts.hostname else ""
     except ValueError:
         return ""
 

@@ -120,6 +120,7 @@ def test_urls_are_shown_without_credentials() -> None:
     assert shown_url("https://user:pw@example.test:8443/api/runs?token=abc#x") == "https://example.test:8443/api/runs"
     result = upload_record(sample(), "ftp://user:pw@example.test/x")
     assert not result.ok and "pw" not in result.message and "not an http(s) URL" in result.message
+    assert "with a host" in upload_record(sample(), "http://", attempts=3).message
 
 
 def test_the_token_in_the_url_never_shows(monkeypatch: pytest.MonkeyPatch) -> None:
