@@ -83,6 +83,8 @@ class RecordRef(_Model):
     """The record's own accuracy (over all its cases, not only the paired ones)."""
     average_score: float | None
     """The record's own average score."""
+    complete: bool = True
+    """False for the record of an interrupted or ``-x`` stopped run: its missing cases are only in the other."""
 
 
 class CaseRef(_Model):
@@ -319,6 +321,7 @@ def _record_ref(report: EvalReport) -> RecordRef:
     return RecordRef(
         agent=report.meta.agent, backend=report.meta.backend, started_at=report.meta.started_at,
         cases=len(report.cases), accuracy=report.summary.accuracy, average_score=report.summary.average_score,
+        complete=report.meta.complete,
     )
 
 

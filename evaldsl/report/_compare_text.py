@@ -21,8 +21,8 @@ VERDICTS = {
 def format_comparison(cmp: Comparison, *, limit: int = 50) -> str:
     """The comparison as text; each case list shows at most ``limit`` entries (and says how many more)."""
     lines = [
-        f"A: {_describe(cmp.a.agent, cmp.a.started_at, cmp.a.cases)}",
-        f"B: {_describe(cmp.b.agent, cmp.b.started_at, cmp.b.cases)}",
+        f"A: {_describe(cmp.a.agent, cmp.a.started_at, cmp.a.cases)}{_incomplete(cmp.a.complete)}",
+        f"B: {_describe(cmp.b.agent, cmp.b.started_at, cmp.b.cases)}{_incomplete(cmp.b.complete)}",
         f"paired cases: {cmp.paired} (in both records, run in both, same prompt)",
         "",
         f"{'':10}{'A':>9}{'B':>9}{'B - A':>11}",
@@ -49,6 +49,10 @@ def format_comparison(cmp: Comparison, *, limit: int = 50) -> str:
 def _describe(agent: str, started: object, cases: int) -> str:
     when = f", started {started:%Y-%m-%d %H:%M:%S}" if started is not None else ""
     return f"{agent or '(unnamed agent)'}{when}, {cases} case(s)"
+
+
+def _incomplete(complete: bool) -> str:
+    return "" if complete else " (incomplete: the run was interrupted or stopped early)"
 
 
 def _row(name: str, a: float | None, b: float | None, delta: float | None, *, percent: bool) -> str:

@@ -141,3 +141,15 @@ def test_swapping_a_and_b_flips_every_sign(pa: str, pb: str) -> None:
 def test_mcnemar_p_is_a_probability_and_symmetric(r: int, f: int) -> None:
     p = mcnemar_p(r, f)
     assert 0.0 < p <= 1.0 and p == mcnemar_p(f, r)
+
+
+def test_an_incomplete_record_is_flagged() -> None:
+    from evaldsl.report._compare_text import format_comparison
+
+    a, b = outcomes("pp"), outcomes("p")
+    b.meta.complete = False
+    cmp = compare_records(a, b)
+    assert cmp.a.complete and not cmp.b.complete
+    text = format_comparison(cmp)
+    assert "B: a, started 2026-03-01 12:00:00, 1 case(s) (incomplete:" in text
+    assert "ONLY IN A (1)" in text

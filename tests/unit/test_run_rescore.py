@@ -137,3 +137,14 @@ def test_the_old_record_object_is_not_modified() -> None:
     before = old.model_dump_json()
     rescore(old, [compile(NEW, "math.evl")])
     assert old.model_dump_json() == before
+
+
+def test_repeated_runs_are_each_rescored_under_the_current_gate() -> None:
+    replies = iter(["4", "5", "4"])
+    suite = 'case "flaky"\n  prompt "p"\n  repeat 3\n  pass rate at least 0.6\n  expect final text is "4"\n'
+    old = run_suite(ScriptedAgent({"p": lambda _: next(replies)}), compile(suite, "f.evl"), concurrency=1)
+    assert old.cases[0].status == "passed"
+    stricter = suite.replace("0.6", "1.0").replace('is "4"', 'contains "4"')
+    [case] = rescore(old, [compile(stricter, "f.evl")]).report.cases
+    assert [r.passed for r in case.runs] == [True, False, True]
+    assert case.pass_rate == 2 / 3 and case.required_pass_rate == 1.0 and case.status == "failed"
