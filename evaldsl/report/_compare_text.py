@@ -18,6 +18,9 @@ VERDICTS = {
 }
 
 
+_VERDICTS = VERDICTS  # the name the dashboard (`_html_compare`) imports, with `_flip`, `_p`, `_rate`, `_where`
+
+
 def format_comparison(cmp: Comparison, *, limit: int = 50) -> str:
     """The comparison as text; each case list shows at most ``limit`` entries (and says how many more)."""
     lines = [
