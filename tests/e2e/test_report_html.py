@@ -265,7 +265,7 @@ def test_two_records_show_their_comparison(page: Page) -> None:
     assert "A: agent-good \u00b7 good.json" in text and "B: agent-weak \u00b7 weak.json" in text
     assert "no significant difference between A and B" in text
     assert "Regressed (passed in A, not in B) (2)" in text
-    assert "maths.evl:8 Maths::subtracts passed -> failed" in text
+    assert "maths.evl:9 Maths::subtracts passed -> failed" in text
     assert "Words::" + XSS_IMG in text  # a case name in the comparison, as text
 
 
