@@ -4,7 +4,8 @@ Target (issue 7): 5,000 cases x 5 run records open, filter and sort without
 freezing the browser. Measured here, in Debian's headless chromium driven by
 Playwright (as the tests do):
 
-- build: `render_html` of the five records (Python), best of 3;
+- build: `render_html` of the five records (Python), best of 3; and, for
+  `evaldsl report A.json B.json`, the comparison of two of them (once);
 - size of the written file;
 - first contentful paint, and the time until the page's script has drawn
   the leaderboard, the heatmap's first page and the filters (the
@@ -38,13 +39,15 @@ from _timing import best_of
 
 from evaldsl import CaseResult, EvalReport, ExpectationResult, RunArtifacts, RunMeta, RunResult, Summary, ToolCall
 from evaldsl.report._html import render_html, write_html
+from evaldsl.report._html_compare import comparison_for
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _run(rng: random.Random, i: int, index: int, passed: bool, error: bool) -> RunResult:
-    a, b = rng.randint(1, 999), rng.randint(1, 999)
+    same = random.Random(i)  # the same question for every model, so that records pair up
+    a, b = same.randint(1, 999), same.randint(1, 999)
     answer = a + b if passed else a + b + 1
     args = {"op": "add", "a": a, "b": b}
     transcript = [
@@ -152,6 +155,8 @@ def main() -> int:
     html: list[str] = []
     wall, cpu = best_of(3, lambda: html.append(render_html(records)))
     print(f"  build (render_html)        {wall:7.2f} s wall, {cpu:.2f} s CPU (best of 3)")
+    wall, cpu = best_of(1, lambda: comparison_for(records[:2]))
+    print(f"  comparison of two records  {wall:7.2f} s wall, {cpu:.2f} s CPU (compare_records, for `report A B`)")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep or Path(tmp) / "report.html").resolve()
         write_html(path, html[-1])

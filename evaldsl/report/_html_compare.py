@@ -10,8 +10,13 @@ Keeping the page's side this small means the page cannot disagree with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, TypedDict
+
+from ..run._record import EvalReport
+from ._compare import ALPHA, Comparison, Delta, compare_records
+from ._compare_text import _VERDICTS, _flip, _p, _rate, _where  # one wording for the terminal and the page
 
 
 class MetricRow(TypedDict):
@@ -47,16 +52,51 @@ class ComparisonView(TypedDict):
     """Fixed, regressed, pass-rate changes, cases in one record only."""
 
 
-def comparison_for(records: Sequence[tuple[str, Any]]) -> dict[str, Any] | None:
-    """The `ComparisonView` of two records (B = the second against A = the first); None otherwise.
-
-    None also when this installation has no `evaldsl.report._compare` (the
-    page then simply has no comparison section).
-    """
+def comparison_for(records: Sequence[tuple[str, EvalReport]]) -> dict[str, Any] | None:
+    """The `ComparisonView` of two records (B = the second against A = the first); None otherwise."""
     if len(records) != 2:
         return None
-    try:
-        from . import _compare  # type: ignore[attr-defined]  # noqa: F401  (built on the `reports` branch)
-    except ImportError:
-        return None
-    return None  # pragma: no cover - replaced by the adapter once `_compare` exists
+    (source_a, a), (source_b, b) = records
+    return dict(comparison_view(compare_records(a, b), os.path.basename(source_a), os.path.basename(source_b)))
+
+
+def comparison_view(cmp: Comparison, source_a: str, source_b: str) -> ComparisonView:
+    """`evaldsl compare`'s result as the page shows it, worded as `evaldsl compare` words it."""
+    m = cmp.mcnemar
+    significance = f"p < {ALPHA:g}" if cmp.verdict != "no_significant_difference" else f"p >= {ALPHA:g}"
+    statements = [f"{cmp.paired} paired case(s): in both records, run in both, with the same prompt; "
+                  "only they enter the statistics.",
+                  f"Flipped: {m.fixed} fixed, {m.regressed} regressed; exact McNemar p = {_p(m.p_value)}."]
+    if cmp.bootstrap is not None:
+        bs = cmp.bootstrap
+        statements.append(f"Score difference {bs.mean_difference:+.3f}, {bs.confidence:.0%} interval "
+                          f"[{bs.low:+.3f}, {bs.high:+.3f}] (paired bootstrap, {bs.resamples:,} resamples, "
+                          f"seed {bs.seed}).")
+    lists: list[CaseList] = [
+        {"title": "Regressed (passed in A, not in B)", "items": [_flip(d) for d in cmp.regressed]},
+        {"title": "Fixed (failed in A, passed in B)", "items": [_flip(d) for d in cmp.fixed]},
+        {"title": "Pass rate changed", "items": [_rate(d) for d in cmp.pass_rate_changes]},
+        {"title": "Only in A", "items": [_where(c) for c in cmp.only_in_a]},
+        {"title": "Only in B", "items": [_where(c) for c in cmp.only_in_b]},
+        {"title": "Not compared", "items": [f"{_where(c)}  ({c.reason})" for c in cmp.not_compared]},
+    ]
+    return {
+        "a": f"{cmp.a.agent or '(unnamed agent)'} \u00b7 {source_a}",
+        "b": f"{cmp.b.agent or '(unnamed agent)'} \u00b7 {source_b}",
+        "verdict": f"{_VERDICTS[cmp.verdict]} ({significance}, exact McNemar test on the cases that flipped)",
+        "metrics": [_metric("accuracy (paired cases)", cmp.accuracy, percent=True),
+                    _metric("average score (paired cases)", cmp.score, percent=False)],
+        "statements": statements,
+        "lists": [entry for entry in lists if entry["items"]],
+    }
+
+
+def _metric(name: str, d: Delta, *, percent: bool) -> MetricRow:
+    def show(value: float | None, delta: bool = False) -> str:
+        if value is None:
+            return "\u2013"
+        if percent:
+            return f"{value * 100:+.1f} pts" if delta else f"{value:.1%}"
+        return f"{value:+.3f}" if delta else f"{value:.3f}"
+
+    return {"name": name, "a": show(d.a), "b": show(d.b), "delta": show(d.delta, delta=True)}

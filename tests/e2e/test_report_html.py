@@ -17,6 +17,7 @@ import pytest
 
 from evaldsl import RunArtifacts, ScriptedAgent, ToolCall, compile, run_suite
 from evaldsl.report._html import render_html, write_html
+from evaldsl.report._html_compare import comparison_for
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -106,7 +107,8 @@ def _record(name: str, good: bool) -> Any:
 
 @pytest.fixture(scope="module")
 def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    html = render_html([("good.json", _record("agent-good", True)), ("weak.json", _record("agent-weak", False))])
+    records = [("good.json", _record("agent-good", True)), ("weak.json", _record("agent-weak", False))]
+    html = render_html(records, comparison=comparison_for(records))
     path = tmp_path_factory.mktemp("report") / "report.html"
     write_html(path, html)
     return path
@@ -254,6 +256,17 @@ def test_xss_strings_show_as_text_and_run_nothing(page: Page) -> None:
     assert page.page.locator("script:not([type])").count() == 1  # only the page's own script
     assert page.dialogs == []
     assert page.errors == []
+
+
+def test_two_records_show_their_comparison(page: Page) -> None:
+    section = page.page.locator("#comparison")
+    assert section.is_visible()
+    text = section.inner_text()
+    assert "A: agent-good \u00b7 good.json" in text and "B: agent-weak \u00b7 weak.json" in text
+    assert "no significant difference between A and B" in text
+    assert "Regressed (passed in A, not in B) (2)" in text
+    assert "maths.evl:9 Maths::subtracts passed -> failed" in text
+    assert "Words::" + XSS_IMG in text  # a case name in the comparison, as text
 
 
 def test_screenshot_is_kept(page: Page, tmp_path: Path) -> None:

@@ -129,10 +129,11 @@
     }
     (cmp.statements || []).forEach(function (s) { box.appendChild(el("p", { text: s })); });
     (cmp.lists || []).forEach(function (list) {
-      box.appendChild(el("h3", { text: list.title + " (" + list.items.length + ")" }));
       var ul = el("ul", { "class": "cmp-list" });
       list.items.forEach(function (item) { ul.appendChild(el("li", { text: item })); });
-      if (list.items.length) box.appendChild(ul);
+      var details = el("details", { "class": "cmp" }, el("summary", { text: list.title + " (" + list.items.length + ")" }), ul);
+      details.open = list.items.length <= 20;
+      box.appendChild(details);
     });
     byId("comparison").hidden = false;
   }

@@ -209,3 +209,29 @@ def test_no_environment_variable_reaches_the_page(monkeypatch: pytest.MonkeyPatc
 
 def test_default_title_names_the_agents() -> None:
     assert build_page_data(_two_records()).title == "evaldsl report: A, B"
+
+
+def test_two_records_get_the_comparison_of_b_against_a_as_text() -> None:
+    from evaldsl.report._html_compare import comparison_for
+
+    records = _two_records()
+    view = comparison_for(records)
+    assert view is not None
+    assert view["a"] == "A \u00b7 a.json" and view["b"] == "B \u00b7 b.json"
+    assert view["verdict"].startswith("no significant difference between A and B")
+    titles = {entry["title"].split(" (")[0]: entry["items"] for entry in view["lists"]}
+    assert [item.split("  ")[0] for item in titles["Regressed"]] == ["s.evl:3 S::one"]
+    assert len(titles["Only in A"]) == 3 and len(titles["Only in B"]) == 1
+    assert view["metrics"][0] == {"name": "accuracy (paired cases)", "a": "100.0%", "b": "0.0%", "delta": "-100.0 pts"}
+    assert any("exact McNemar p = 1" in s for s in view["statements"])
+    assert all(isinstance(v, str) for entry in view["lists"] for v in entry["items"])
+    assert comparison_for(records[:1]) is None and comparison_for(records + records[:1]) is None
+
+
+def test_the_comparison_reaches_the_page_data() -> None:
+    from evaldsl.report._html_compare import comparison_for
+
+    records = _two_records()
+    page = build_page_data(records, comparison=comparison_for(records))
+    assert page.summary["comparison"]["verdict"].startswith("no significant difference")
+    assert build_page_data(records).summary["comparison"] is None
