@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -27,9 +29,13 @@ XSD = Path(__file__).parent.parent / "data" / "junit.xsd"
 TOKEN = "e2e-t0ken-never-shown"
 
 AGENT = '''
+import os, time
 from evaldsl import RunArtifacts
 
 def agent(prompt):
+    if prompt == "block":
+        open("blocking", "w").close()
+        time.sleep(600)
     return RunArtifacts(final_text=prompt)
 '''
 
@@ -102,6 +108,29 @@ def test_a_failing_server_is_a_warning_and_changes_nothing(work: Path) -> None:
     assert "the local record is unchanged" in proc.stderr
     assert TOKEN not in proc.stdout + proc.stderr
     assert json.loads((work / "r.json").read_text())["summary"]["passed"] == 1
+
+
+def test_ctrl_c_writes_junit_and_markdown_of_the_finished_cases_and_uploads_nothing(work: Path) -> None:
+    (work / "long.evl").write_text('case "first"\n  prompt "one"\n  expect final text is "one"\n\n'
+                                   'case "blocks"\n  prompt "block"\n  expect final text is "block"\n')
+    clean = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    with receiver() as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evaldsl", "run", "long.evl", "--agent", "e2e_agent:agent", "-j", "1",
+             "--junit-xml", "junit.xml", "--markdown", "summary.md", "--upload", server.url],
+            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**clean, "NO_COLOR": "1"})
+        deadline = time.monotonic() + 60
+        while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert (work / "blocking").exists(), proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2, err
+        assert server.received == []
+    xmlschema.validate(str(work / "junit.xml"), str(XSD))
+    xml = (work / "junit.xml").read_text()
+    assert '.first" classname="long.evl"' in xml and 'tests="1"' in xml and "blocks" not in xml
+    assert "**Incomplete run**" in (work / "summary.md").read_text()
 
 
 # ---- the record commands, in process (no agent to import): main() as the console script calls it ----
