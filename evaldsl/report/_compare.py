@@ -53,7 +53,8 @@ from ..run._select import case_key
 
 COMPARISON_VERSION = 1
 RESAMPLES = 10_000
-"""Bootstrap resamples; the interval's endpoints move by well under 0.01 between seeds at this count."""
+"""Bootstrap resamples. At this count an endpoint's Monte Carlo error (how far another seed moves it)
+is about 3% of the bootstrap's standard error: e.g. 0.003 when the difference's standard error is 0.1."""
 SEED = 20_240_601
 """The bootstrap's seed: the same two records always give the same interval."""
 ALPHA = 0.05
