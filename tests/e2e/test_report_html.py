@@ -175,6 +175,9 @@ def test_sorting_a_leaderboard_column_reorders_rows_and_toggles(page: Page) -> N
     header.click()
     assert page.texts("#leaderboard tbody tr td:first-child") == ["agent-weak", "agent-good"]
     assert header.get_attribute("aria-sort") == "ascending"
+    header.focus()
+    page.page.keyboard.press("Enter")  # the headers work from the keyboard too
+    assert page.texts("#leaderboard tbody tr td:first-child") == ["agent-good", "agent-weak"]
 
 
 def test_sorting_the_case_table_by_name(page: Page) -> None:

@@ -58,6 +58,14 @@
       return dir * compare(a, b);
     });
   }
+  function sortHeader(text, onSort) {  // a header that sorts on click, Enter or Space
+    var th = el("th", { "class": "sortable", scope: "col", "aria-sort": "none", tabindex: "0", text: text });
+    th.addEventListener("click", onSort);
+    th.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onSort(); }
+    });
+    return th;
+  }
   function markSorted(headRow, index, dir) {
     var ths = headRow.children;
     for (var i = 0; i < ths.length; i++) {
@@ -84,13 +92,11 @@
     var table = byId("leaderboard"), head = table.tHead.rows[0], body = table.tBodies[0];
     if (!head.children.length) {
       BOARD.forEach(function (col, i) {
-        var th = el("th", { "class": "sortable", scope: "col", "aria-sort": "none", text: col[0] });
-        th.addEventListener("click", function () {
+        head.appendChild(sortHeader(col[0], function () {
           boardSort.dir = boardSort.key === i ? -boardSort.dir : (i < 2 ? 1 : -1);
           boardSort.key = i;
           drawBoard();
-        });
-        head.appendChild(th);
+        }));
       });
     }
     var rows = RUNS.map(function (r, i) { return { run: r, index: i }; });
@@ -217,13 +223,11 @@
     var cols = [["suite", "Suite"], ["name", "Case"]];
     RUNS.forEach(function (r, i) { cols.push([i, r.label + " \u00b7 " + r.source]); });
     cols.forEach(function (col) {
-      var th = el("th", { "class": "sortable", scope: "col", "aria-sort": "none", text: col[1] });
-      th.addEventListener("click", function () {
+      head.appendChild(sortHeader(col[1], function () {
         state.sortDir = state.sortKey === col[0] ? -state.sortDir : 1;
         state.sortKey = col[0];
         applyFilters();
-      });
-      head.appendChild(th);
+      }));
     });
   }
   function drawCases() {
