@@ -27,11 +27,13 @@ if TYPE_CHECKING:
     from ._baseline import baseline, baseline_files, dump_baseline
     from .models._judge import LLMJudge
     from .models._loop import ModelAgent
+    from .report._compare import Comparison, compare_records
     from .report._json import read_record
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._context import CaseContext
     from .run._protocols import Agent, Harness, Predicates
     from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
+    from .run._rescore import Rescored, rescore
     from .run._scripted import ScriptedAgent
 
 __version__ = "0.1.0"
@@ -39,6 +41,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "baseline": "._baseline", "baseline_files": "._baseline", "dump_baseline": "._baseline",
     "read_record": ".report._json",
+    "Comparison": ".report._compare", "compare_records": ".report._compare",
+    "Rescored": ".run._rescore", "rescore": ".run._rescore",
     "arun_case": ".run._api", "arun_eval": ".run._api", "arun_suite": ".run._api",
     "run_case": ".run._api", "run_eval": ".run._api", "run_suite": ".run._api",
     "Agent": ".run._protocols", "Harness": ".run._protocols", "Predicates": ".run._protocols",
@@ -67,6 +71,7 @@ __all__ = [
     "CaseContext",
     "CaseResult",
     "CaseSettings",
+    "Comparison",
     "CompiledCase",
     "CompiledExpectation",
     "CompiledSuite",
@@ -82,6 +87,7 @@ __all__ = [
     "ModelAgent",
     "Outcome",
     "Predicates",
+    "Rescored",
     "RunArtifacts",
     "RunMeta",
     "RunResult",
@@ -97,12 +103,14 @@ __all__ = [
     "arun_suite",
     "baseline",
     "baseline_files",
+    "compare_records",
     "compile",
     "dump_baseline",
     "format",
     "load",
     "parse",
     "read_record",
+    "rescore",
     "run_case",
     "run_eval",
     "run_suite",

@@ -1,7 +1,9 @@
 """The `evaldsl` command line: argument parsing only; every command calls the library.
 
 Commands register themselves here, one module per command family:
-`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline).
+`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline; its
+--junit-xml/--markdown/--upload in `_outputs.py`), `_report.py`, `_compare.py`,
+`_rescore.py`, `_upload.py`.
 Exit codes follow pytest: 0 ok, 1 failures, 2 interrupted, 3 internal
 error, 4 usage or compile error, 5 nothing selected.
 """
@@ -22,10 +24,14 @@ EXIT_NO_TESTS = 5
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ._compare import add_compare_command
     from ._import import add_import_command
     from ._lang import add_language_commands
     from ._lsp import add_lsp_command
+    from ._report import add_report_command
+    from ._rescore import add_rescore_command
     from ._run import add_run_commands
+    from ._upload import add_upload_command
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",
@@ -37,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_commands(sub)
     add_import_command(sub)
     add_lsp_command(sub)
+    add_compare_command(sub)
+    add_rescore_command(sub)
+    add_upload_command(sub)
+    add_report_command(sub)
     return parser
 
 

@@ -15,8 +15,9 @@ Choices written down (docs/models.md):
 - One `ResponseCache` per model run, shared by its model and its judge, so
   the summary line counts every call the cache served in that run.
 - Several ``--model`` values: one record per model under ``--out``;
-  ``--json``, ``--resume`` and ``--model-name`` hold one record or name, so
-  they are usage errors with several models.
+  ``--json``, ``--resume`` and ``--model-name`` hold one record or name, and
+  ``--html``, ``--junit-xml`` and ``--markdown`` one run, so they are usage
+  errors with several models (`evaldsl report` renders the records of ``--out``).
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def check_model_args(args: argparse.Namespace) -> None:
             if value:
                 raise ModelUsage(f"{option} holds one record; with several --model values use --out DIR "
                                  "(one record per model)")
+        for option, value in (("--html", getattr(args, "html", None)), ("--junit-xml", getattr(args, "junit_xml", None)),
+                              ("--markdown", getattr(args, "markdown", None))):
+            if value:
+                raise ModelUsage(f"{option} holds one run; with several --model values write the records with "
+                                 f"--out DIR, then `evaldsl report DIR/*.json` (--format html, junit or markdown)")
     if not models and not args.judge:
         for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
             if getattr(args, option) is not None:

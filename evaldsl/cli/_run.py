@@ -90,8 +90,12 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--json", metavar="FILE", help="write the run record to FILE")
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
+    p.add_argument("--html", metavar="FILE", help="write the HTML dashboard of the run to FILE at the end")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    from ._outputs import add_output_options
+
+    add_output_options(p)
     p.set_defaults(func=cmd_run)
 
     # ---- `evaldsl baseline`: registered here, implemented in _baseline.py (the baseline work) ----
@@ -181,14 +185,17 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     except KeyboardInterrupt:
         progress.close()
         _note_cache(plan)
-        return _interrupted(plan, ran, started), None, plan.models
+        return _interrupted(plan, ran, started, args), None, plan.models
     progress.close()
     _note_cache(plan)
     final = plan.builder.build(complete=report.meta.complete)
     _save(plan.writer, final, ran)
     notes = [None if report.meta.complete else "stopped after the first failure (-x)", plan.models.cache_note()]
     _print_report(final, started, "\n".join(n for n in notes if n) or None)
-    if not _report_writes(plan.writer):
+    from ._outputs import write_outputs
+
+    written = [_report_writes(plan.writer), write_outputs(final, args), _write_dashboard(args.html, final, plan.writer)]
+    if not all(written):  # every output attempted, whatever the first says
         return EXIT_INTERNAL, final, plan.models
     return (EXIT_OK if final.ok else EXIT_FAILED), final, plan.models
 
@@ -200,13 +207,33 @@ def _note_cache(plan: _Plan) -> None:
         plan.builder.meta.cache = {"directory": str(cache.directory), "hits": cache.hits, "misses": cache.misses}
 
 
-def _interrupted(plan: _Plan, ran: list[Any], started: float) -> int:
+def _write_dashboard(path: str | None, report: Any, writer: Any) -> bool:
+    """``--html FILE``: the dashboard of the final record; False (said on stderr) when it cannot be written."""
+    if not path:
+        return True
+    from ..report._html import render_html, write_html
+
+    source = str(writer.written[0]) if writer.written else "this run"
+    try:
+        write_html(path, render_html([(source, report)]))
+    except OSError as exc:
+        print(f"evaldsl: cannot write the dashboard to {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    print(f"evaldsl: dashboard written to {path}", file=sys.stderr)
+    return True
+
+
+def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Namespace) -> int:
     """Ctrl-C: keep and report the finished cases."""
     partial = plan.builder.build(complete=False)
     _save(plan.writer, partial, ran)
     kept = f"; finish it with --resume {plan.writer.written[0]}" if plan.writer.written else ""
     _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
     _report_writes(plan.writer)
+    from ._outputs import write_outputs
+
+    write_outputs(partial, args, upload=False)  # an interrupted run is not uploaded
+    _write_dashboard(args.html, partial, plan.writer)
     print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -346,8 +373,14 @@ def _check_targets(args: argparse.Namespace) -> None:
     for option, path in (("--json", args.json), ("--resume", args.resume)):
         if path and Path(path).is_dir():
             raise _Usage(f"{option} {path}: is a directory; {option} takes a record file (--out takes a folder)")
+    if args.html and Path(args.html).is_dir():
+        raise _Usage(f"--html {args.html}: is a directory; --html takes the .html file to write")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
+    from ._outputs import check_output_targets
+
+    if problem := check_output_targets(args):
+        raise _Usage(problem)
 
 
 def _subject(args: argparse.Namespace, model: Any = None) -> Any:

@@ -1,0 +1,126 @@
+"""`evaldsl rescore RECORD.json [PATH...]`: today's expectations over a record's stored answers.
+
+Argument parsing and printing only; `run._rescore.rescore` does the work.
+The suites default to the files the record names (``meta.suites``, relative
+to where it was run). The new record goes to ``-o FILE`` or, by default,
+``RECORD.rescored.json`` beside the old one, which is only read (an ``-o``
+naming the old record is refused).
+
+Judges: this command has no judge to call yet, so a `judge` expectation is
+an error that says it needs a judge (the library's `rescore(judge=...)`
+takes one: `evaldsl.rescore`). Exit codes: 0 every rescored case passed; 1 a rescored case
+failed or errored; 4 unreadable record, missing or non-compiling suite, or
+bad option; 5 no case of the record could be rescored (all stale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class _Usage(Exception):
+    pass
+
+
+def add_rescore_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "rescore", help="re-evaluate the current .evl expectations over a record's stored answers",
+        description="Compile the current .evl files and evaluate their expectations over the artifacts "
+                    "stored in RECORD, without calling the agent; write a new record.",
+        epilog="Cases that no longer exist or whose prompt changed are listed as stale and left out. "
+               "Judge expectations need a judge: without one they are errors. exit codes: 0 all rescored "
+               "cases passed; 1 a case failed or errored; 4 usage, record or compile error; 5 nothing "
+               "could be rescored.",
+    )
+    p.add_argument("record", metavar="RECORD", help="a run record (.json); it is only read")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help=".evl files or directories (default: the suites named in the record)")
+    p.add_argument("-o", "--output", metavar="FILE", help="the new record (default: RECORD.rescored.json)")
+    p.set_defaults(func=cmd_rescore)
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from ..report._json import RecordWriteError, write_atomic
+    from ..report._terminal import format_report, use_colour
+    from ..run._rescore import rescore
+
+    try:
+        record, suites, target = _prepare(args)
+    except _Usage as exc:
+        print(f"evaldsl: {exc}", file=sys.stderr)
+        return 4
+    result = rescore(record, suites, command=shlex.join(["evaldsl", *sys.argv[1:]]))
+    new = result.report
+    if new.cases:
+        print(format_report(new, colour=use_colour(sys.stdout)), end="")
+    for case in result.stale:
+        print(f"evaldsl: stale: {case.file}::{case.name} ({case.reason}); not rescored", file=sys.stderr)
+    if result.needs_judge:
+        print(f"evaldsl: {result.needs_judge} judge expectation(s) could not be evaluated: they need a judge, "
+              "and `evaldsl rescore` has none to call (from Python: evaldsl.rescore(..., judge=fn))",
+              file=sys.stderr)
+    if result.judge_calls:
+        print(f"evaldsl: {result.judge_calls} judge expectation(s) called the judge", file=sys.stderr)
+    if result.not_in_record:
+        print(f"evaldsl: {result.not_in_record} case(s) of the suites are not in the record; run them to "
+              "score them", file=sys.stderr)
+    try:
+        write_atomic(target, new.model_dump_json(indent=2))
+    except OSError as exc:
+        print(f"evaldsl: {RecordWriteError(target, exc)}", file=sys.stderr)
+        return 3
+    print(f"evaldsl: rescored {len(new.cases)} case(s) of {args.record} ({len(result.stale)} stale); "
+          f"new record written to {target}", file=sys.stderr)
+    if not new.cases:
+        return 5
+    return 0 if new.ok else 1
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Any, list[Any], Path]:
+    from ..report._json import RecordError, read_record
+
+    try:
+        record = read_record(args.record)
+    except RecordError as exc:
+        raise _Usage(str(exc)) from None
+    target = Path(args.output) if args.output else _default_target(Path(args.record))
+    if target.exists() and os.path.samefile(target, args.record):
+        raise _Usage(f"-o {args.output}: that is the record being rescored; it is never overwritten")
+    if target.is_dir():
+        raise _Usage(f"-o {target}: is a directory; -o takes a file")
+    paths = args.paths or record.meta.suites
+    if not paths:
+        raise _Usage(f"{args.record} names no suite files; give the .evl paths to rescore with")
+    return record, _compile(paths, from_record=not args.paths), target
+
+
+def _default_target(record: Path) -> Path:
+    stem = record.name[:-5] if record.name.endswith(".json") else record.name
+    return record.with_name(f"{stem}.rescored.json")
+
+
+def _compile(paths: list[str], *, from_record: bool) -> list[Any]:
+    from ..compile._compiler import compile_file
+    from ..syntax._diagnostics import EvlError
+    from ._lang import expand_paths
+
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        where = "named in the record (relative to where it was run) " if from_record else ""
+        raise _Usage(f"suite file(s) {where}not found: {', '.join(missing)}; give the .evl paths as arguments")
+    suites, problems = [], []
+    for path in expand_paths(paths):
+        try:
+            suites.append(compile_file(path))
+        except EvlError as exc:
+            problems.append(exc)
+    if problems:
+        diagnostics = [d for p in problems for d in p.diagnostics]
+        sources = {k: v for p in problems for k, v in p.sources.items()}
+        raise _Usage("cannot rescore: the suites do not compile\n" + EvlError(diagnostics, sources).render())
+    return suites
