@@ -84,9 +84,8 @@ def check_model_args(args: argparse.Namespace) -> None:
             if value:
                 raise ModelUsage(f"{option} holds one record; with several --model values use --out DIR "
                                  "(one record per model)")
-        for option, value in (("--html", getattr(args, "html", None)), ("--junit-xml", getattr(args, "junit_xml", None)),
-                              ("--markdown", getattr(args, "markdown", None))):
-            if value:
+        for option in ("--html", "--junit-xml", "--markdown"):
+            if getattr(args, option[2:].replace("-", "_"), None):
                 raise ModelUsage(f"{option} holds one run; with several --model values write the records with "
                                  f"--out DIR, then `evaldsl report DIR/*.json` (--format html, junit or markdown)")
     if not models and not args.judge:

@@ -189,6 +189,9 @@ def test_resume_is_refused_for_another_model(
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--model", "openai:a", "--model", "openai:b", "--json", "x.json"], "--json holds one record"),
+    (["--model", "openai:a", "--model", "openai:b", "--html", "x.html"], "--html holds one run"),
+    (["--model", "openai:a", "--model", "openai:b", "--junit-xml", "x.xml"], "--junit-xml holds one run"),
+    (["--model", "openai:a", "--model", "openai:b", "--markdown", "x.md"], "--markdown holds one run"),
     (["--model", "openai:a", "--agent", "x:y"], "not allowed with argument"),
     (["--model", "gpt-4o"], "bad model 'gpt-4o'"),
     (["--model", "openai:a", "--model", "anthropic:b", "--base-url", "http://127.0.0.1:9/v1"],
