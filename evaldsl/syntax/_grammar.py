@@ -41,8 +41,8 @@ class NestingTooDeep(UnexpectedInput):
     def __init__(self, token: Token) -> None:
         super().__init__("nesting too deep")
         self.token = token
-        self.pos_in_stream = token.start_pos
-        self.line, self.column = token.line, token.column
+        self.pos_in_stream = token.start_pos  # type: ignore[assignment]
+        self.line, self.column = token.line or 0, token.column or 0
 
 
 _BLANK_LINES = re.compile(r"(?:[ \t\f\r]*(?:#[^\n]*)?\n)*")
@@ -60,11 +60,13 @@ class Continuations:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.until = -1  # the answer below holds for line breaks ending up to here
+        self.until: int = -1  # the answer below holds for line breaks ending up to here
         self.answer = False
 
-    def after(self, pos: int) -> bool:
+    def after(self, pos: int | None) -> bool:
         """Whether the line break that ends at `pos` is followed by a continuation line."""
+        if pos is None:
+            return False
         if pos > self.until:
             match = _BLANK_LINES.match(self.text, pos)
             end = match.end() if match else pos

@@ -108,7 +108,7 @@ class _Recovery:
             return False
         state = exc.interactive_parser
         _cut_to_statement(state.parser_state)
-        _move_lexer(state.lexer_thread.state.line_ctr, self.text, resume)
+        _move_lexer(state.lexer_thread.state.line_ctr, self.text, resume)  # type: ignore[union-attr]
         self.joiner.restart()
         return True
 

@@ -44,12 +44,12 @@ def diagnose(
         tok = exc.token
         depth = joiner.depth - (1 if tok.type in OPENERS else 0)
         return error("E104", f"nesting deeper than {MAX_DEPTH} levels", token_span(tok, filename),
-                     help="flatten the pattern or expression"), logical_end(text, tok.start_pos, depth)
+                     help="flatten the pattern or expression"), logical_end(text, tok.start_pos or 0, depth)
     if isinstance(exc, UnexpectedCharacters):
         return _unexpected_char(exc, text, filename, keywords, joiner)
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token
-    at_end = tok.type == "$END" or tok.start_pos is None
+    at_end = tok.type == "$END" or tok.start_pos is None or tok.end_pos is None
     unclosed = _unclosed_bracket(tok, at_end, text, joiner, statement_words(parser))
     if unclosed is not None:
         return _never_closed(unclosed, tok, at_end, filename), len(text) if at_end else _line_start(text, tok.start_pos)
@@ -110,7 +110,8 @@ def _unclosed_bracket(tok: Token, at_end: bool, text: str, joiner: LineJoiner, s
         return None
     if at_end:
         return joiner.open[-1]
-    if tok.line is None or joiner.open[0].line >= tok.line:
+    first = joiner.open[0].line
+    if tok.line is None or tok.start_pos is None or first is None or first >= tok.line:
         return None
     match = _FIRST_WORD.match(text, _line_start(text, tok.start_pos))
     if match is None or match.group(1) not in starts or match.group(2):
@@ -167,8 +168,8 @@ def logical_end(text: str, pos: int, depth: int) -> int:
 def _unexpected_char(
     exc: UnexpectedCharacters, text: str, filename: str, keywords: dict[str, str], joiner: LineJoiner,
 ) -> tuple[Diagnostic, int]:
-    pos = exc.pos_in_stream
-    ch = text[pos] if pos is not None and pos < len(text) else ""
+    pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    ch = text[pos] if pos < len(text) else ""
     if ch == '"' and pos >= 2 and text.startswith('"""', pos - 2):
         return _unclosed_long_string(pos - 2, text, filename), len(text)
     resume = logical_end(text, pos, joiner.depth)
