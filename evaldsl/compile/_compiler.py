@@ -15,7 +15,7 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
-from ._examples import substitute, table_rows
+from ._examples import bad_path, shown_path, substitute, table_rows
 from ._expect import compile_expectation, lint
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
 from ._settings import SETTING_TYPES, apply, apply_row_columns
@@ -251,6 +251,10 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
 
 def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]) -> list[CompiledTool]:
     """The tools a `use` line brings in (its file's own and, through its `use` lines, theirs)."""
+    why = bad_path(stmt.path.value)
+    if why is not None:
+        session.diagnostics.append(error("E207", f"cannot use {shown_path(stmt.path.value)}: {why}", stmt.path.span))
+        return []
     path = (base / stmt.path.value).resolve()
     if path in chain:
         cycle = " -> ".join(p.name for p in chain + (path,))

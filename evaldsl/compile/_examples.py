@@ -23,6 +23,8 @@ from ..syntax._unparse import KEYWORDS
 from ._errors import CompileProblem
 
 Row = dict[str, Any]  # column name -> value node
+MAX_NESTING = 64  # arrays and objects in an examples file, as in a suite (docs/language.md 9.2)
+MAX_NAME, MAX_PATH = 255, 4096  # bytes: the usual limits of a file name and a path
 _TEMPLATE = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 
 
@@ -56,37 +58,120 @@ def table_rows(stmt: a.ExamplesStmt, base_dir: Path) -> list[tuple[Row, Any]]:
     return rows
 
 
+def shown_path(value: str, limit: int = 60) -> str:
+    """A path for a message: printable, and cut when long."""
+    text = value.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\0")
+    return "`" + (text if len(text) <= limit else text[: limit - 3] + "...") + "`"
+
+
 def _cells(n: int) -> str:
     return f"{n} cell" if n == 1 else f"{n} cells"
+
+
+class FileRow(dict):  # type: ignore[type-arg]
+    """A row read from an examples file; `where` is its place, `file.csv:ROW`, for messages."""
+
+    where: str = ""
+
+
+_JSON_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _json_error(exc: ValueError, text: str, offset_line: int = 0) -> str:
+    """`LINE:COL: what` for a JSON error, in the file's own lines."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.lineno + offset_line}:{exc.colno}: {exc.msg}"
+    for match in _JSON_CONSTANT.finditer(text):  # NaN / Infinity: find the word outside strings
+        if match.group(1):
+            line = text.count("\n", 0, match.start()) + 1
+            col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+            return f"{line + offset_line}:{col}: {match.group(1)} is not a JSON number"
+    return str(exc)
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a JSON value (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _json_records(text: str, suffix: str, shown: str, source: a.String) -> Any:
+    if suffix == ".json":
+        try:
+            return json.loads(text, parse_constant=_no_constants)
+        except ValueError as exc:
+            raise CompileProblem(f"cannot parse examples file {shown}:{_json_error(exc, text)}", source,
+                                 code="E215") from None
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line, parse_constant=_no_constants))
+        except ValueError as exc:
+            raise CompileProblem(f"cannot parse examples file {shown}:{_json_error(exc, line, number - 1)}",
+                                 source, code="E215") from None
+    return records
+
+
+def bad_path(value: str) -> str | None:
+    """Why a path written in a suite cannot name a file, or None.
+
+    Checked before the file system sees it, so a NUL, a lone surrogate or an
+    over-long name is a positioned error rather than a traceback from `open`.
+    """
+    if "\x00" in value:
+        return "it holds a NUL character"
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        return "it holds a lone surrogate (\\ud800 to \\udfff), which no file name can hold"
+    parts = value.replace("\\", "/").split("/")
+    if len(value.encode("utf-8")) > MAX_PATH or any(len(p.encode("utf-8")) > MAX_NAME for p in parts):
+        return f"it is too long (at most {MAX_NAME} bytes a name, {MAX_PATH} in all)"
+    return None
+
+
 def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
+    why = bad_path(source.value)
+    if why is not None:
+        raise CompileProblem(f"cannot read examples file {shown_path(source.value)}: {why}", source, code="E215")
     path = base_dir / source.value
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CompileProblem(f"cannot read examples file {source.value}: {exc}", source, code="E215") from None
     suffix = path.suffix.lower()
-    try:
-        if suffix == ".csv":
+    if suffix == ".csv":
+        try:
             return _csv_rows(text, source)
-        if suffix == ".jsonl":
-            records: Any = [json.loads(line, parse_constant=_no_constants)
-                            for line in text.splitlines() if line.strip()]
-        elif suffix == ".json":
-            records = json.loads(text, parse_constant=_no_constants)
-        else:
-            raise CompileProblem(f"examples file must be .csv, .jsonl or .json, not {suffix or 'no suffix'}",
-                                 source, code="E215")
-    except (ValueError, csv.Error) as exc:
-        raise CompileProblem(f"cannot parse examples file {source.value}: {exc}", source, code="E215") from None
+        except csv.Error as exc:
+            raise CompileProblem(f"cannot parse examples file {source.value}: {exc}", source, code="E215") from None
+    if suffix not in (".json", ".jsonl"):
+        raise CompileProblem(f"examples file must be .csv, .jsonl or .json, not {suffix or 'no suffix'}",
+                             source, code="E215")
+    try:
+        records = _json_records(text, suffix, source.value, source)
+    except RecursionError:
+        records = None  # nested far too deep for the JSON reader: refused below like any too-deep file
+    if records is None or _depth(records) > MAX_NESTING + 1:  # + 1: the list of records itself
+        raise CompileProblem(f"examples file {source.value} nests arrays or objects deeper than {MAX_NESTING} levels",
+                             source, code="E215")
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records) or not records:
         raise CompileProblem(f"examples file {source.value} must hold one or more objects", source, code="E215")
-    return [{k: from_python(v, source.span) for k, v in rec.items()} for rec in records]
+    rows = []
+    for number, rec in enumerate(records, start=1):
+        row = FileRow((k, from_python(v, source.span)) for k, v in rec.items())
+        row.where = f"{source.value} record {number}"
+        rows.append(row)
+    return rows
 
 
 def _csv_rows(text: str, source: a.String) -> list[Row]:
@@ -95,14 +180,17 @@ def _csv_rows(text: str, source: a.String) -> list[Row]:
     if not header:
         raise CompileProblem(f"examples file {source.value} has no header row", source, code="E215")
     rows = []
-    for number, record in enumerate(reader, start=2):
+    for record in reader:
         if not record:
             continue
+        line = reader.line_num  # the file's line where the record ends (a quoted cell may span lines)
         if len(record) != len(header):
             raise CompileProblem(
-                f"{source.value} line {number} has {_cells(len(record))}, the header has {_cells(len(header))}",
+                f"{source.value}:{line} has {_cells(len(record))}, the header has {_cells(len(header))}",
                 source, code="E215")
-        rows.append({k: _csv_cell(v, source.span) for k, v in zip(header, record)})
+        row = FileRow((k, _csv_cell(v, source.span)) for k, v in zip(header, record))
+        row.where = f"{source.value}:{line}"
+        rows.append(row)
     if not rows:
         raise CompileProblem(f"examples file {source.value} has no rows", source, code="E215")
     return rows
@@ -251,16 +339,18 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
     span = ph.span
     if "tool_name" in kinds:
         if not isinstance(cell, (a.Word, a.String)):
-            raise CompileProblem(f"`${ph.name}` names a tool, but its cell is not a name", ph, code="E201")
+            raise CompileProblem(f"`${ph.name}` names a tool, but its cell is not a name{_origin(row, ph.name)}",
+                                 ph, code="E201")
         return a.ToolName.model_construct(span=span, name=cell.value)
     if "object_pattern" in kinds and "equals_pattern" not in kinds:
         if not isinstance(cell, a.ObjectValue):
-            raise CompileProblem(f"`${ph.name}` stands for arguments, but its cell is not an object", ph,
-                                 code="E201")
+            raise CompileProblem(
+                f"`${ph.name}` stands for arguments, but its cell is not an object{_origin(row, ph.name)}", ph,
+                code="E201")
         return as_pattern(cell)
     if "number" in kinds and "string" not in kinds:
         if not isinstance(cell, a.Number):
-            raise CompileProblem(f"`${ph.name}` must be a number here", ph, code="E201")
+            raise CompileProblem(f"`${ph.name}` must be a number here{_origin(row, ph.name)}", ph, code="E201")
         return cell.model_copy(update={"span": span})
     if "string" in kinds and "word" not in kinds and not isinstance(cell, a.String):
         return a.String.model_construct(span=span, value=cell_text(cell), long=False)
@@ -268,6 +358,15 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
         # a word cell `any` is the string "any"; as a word it would read as the any-pattern in labels
         return a.String.model_construct(span=span, value=cell.value, long=False)
     return cell.model_copy(update={"span": span})
+
+
+def _origin(row: Row, name: str) -> str:
+    """For a row read from a file: where the bad cell is, and what it holds."""
+    if not isinstance(row, FileRow):
+        return ""
+    shown = cell_text(row[name])
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return f"; {row.where}, column `{name}`, holds `{shown}`"
 
 
 def as_pattern(value: Any) -> Any:
