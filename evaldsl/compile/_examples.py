@@ -14,6 +14,7 @@ import io
 import json
 import re
 import typing
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,13 @@ def _cell_name(cell: Any) -> str:
     raise CompileProblem("a column name must be a word or a string", cell, code="E214")
 
 
-def table_rows(stmt: a.ExamplesStmt, base_dir: Path) -> list[tuple[Row, Any]]:
-    """The rows of an examples table (inline or from a file), each with the node to blame."""
+def table_rows(stmt: a.ExamplesStmt, base_dir: Path,
+               report: Callable[[CompileProblem], None] | None = None) -> list[tuple[Row, Any]]:
+    """The rows of an examples table (inline or from a file), each with the node to blame.
+
+    A row with the wrong number of cells is given to `report` (when given)
+    and left out, so the other rows are still checked.
+    """
     if stmt.source is not None:
         return [(row, stmt) for row in _file_rows(stmt.source, base_dir)]
     if not stmt.rows:
@@ -50,9 +56,15 @@ def table_rows(stmt: a.ExamplesStmt, base_dir: Path) -> list[tuple[Row, Any]]:
     rows = []
     for row in stmt.rows[1:]:
         if len(row.cells) != len(header):
-            raise CompileProblem(
+            problem = CompileProblem(
                 f"this row has {_cells(len(row.cells))}, the header has {_cells(len(header))}", row, code="E214")
+            if report is None:
+                raise problem
+            report(problem)
+            continue
         rows.append((dict(zip(header, row.cells)), row))
+    if not rows and len(stmt.rows) > 1:
+        return []  # every row was reported
     if not rows:
         raise CompileProblem("the examples table has a header but no rows", stmt, code="E214")
     return rows
@@ -166,7 +178,7 @@ def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
                              source, code="E215")
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records) or not records:
         raise CompileProblem(f"examples file {source.value} must hold one or more objects", source, code="E215")
-    rows = []
+    rows: list[Row] = []
     for number, rec in enumerate(records, start=1):
         row = FileRow((k, from_python(v, source.span)) for k, v in rec.items())
         row.where = f"{source.value} record {number}"
@@ -179,7 +191,7 @@ def _csv_rows(text: str, source: a.String) -> list[Row]:
     header = next(reader, None)
     if not header:
         raise CompileProblem(f"examples file {source.value} has no header row", source, code="E215")
-    rows = []
+    rows: list[Row] = []
     for record in reader:
         if not record:
             continue
