@@ -32,7 +32,7 @@ _TERMINAL_WORDS = {
     "COMMA": "`,`", "COLON": "`:`", "VBAR": "`|`", "OPTIONAL": "`?`",
 }
 _CLOSER = {"<": ">", "[": "]", "{": "}", "(": ")"}
-_FIRST_WORD = re.compile(r"[ \t\f\r]*([A-Za-z]+|\|)(?![A-Za-z0-9_.\-])[ \t\f\r]*(:?)")
+_FIRST_WORD = re.compile(r"[ \t\f\r]*([A-Za-z]+|\|)(?![A-Za-z0-9_.\-])[ \t\f\r]*([:,>\])}]?)")
 
 
 def diagnose(
@@ -104,7 +104,7 @@ def _unclosed_bracket(tok: Token, at_end: bool, text: str, joiner: LineJoiner, s
 
     That is so at the end of the file, or when the error is on a later line
     than the bracket and that line starts with a statement's first word (not
-    followed by `:`, which would make it a key of a pattern).
+    followed by `:`, a comma or a closing bracket, which would make it a key or a value inside the brackets).
     """
     if not joiner.open:
         return None

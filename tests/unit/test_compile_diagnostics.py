@@ -154,3 +154,12 @@ def test_check_exits_1_with_the_diagnostic_not_a_traceback(tmp_path: Path, capsy
     assert main(["check", "--error-format", "short", str(suite)]) == 1
     out = capsys.readouterr()
     assert "E107" in out.out + out.err and "Traceback" not in out.out + out.err
+
+
+def test_a_long_source_line_is_shown_cut_around_the_caret() -> None:
+    text = 'case "a"\n  prompt "p"\n  repeat ' + "9" * 5000 + "\n  expect no error\n"
+    with pytest.raises(EvlError) as info:
+        compile(text, "t.evl")
+    long = info.value.render()
+    assert max(len(line) for line in long.splitlines()) < 300
+    assert "  repeat 999" in long and "...\n" in long  # the start of the line, then the cut

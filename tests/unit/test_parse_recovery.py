@@ -134,3 +134,10 @@ def test_continuations_answer_for_a_whole_run_of_blank_lines() -> None:
     cont = Continuations(text)
     assert [cont.after(i + 1) for i, ch in enumerate(text) if ch == "\n"] == [
         True, True, True, True, False, False, False, False]
+
+
+def test_a_statement_word_as_a_value_in_a_list_does_not_claim_the_bracket_is_unclosed() -> None:
+    text = 'case "a"\n  prompt "p"\n  setup <modes: [\n    skip, 1 2,\n    repeat]>\n  expect no error\n'
+    err = errors_of(text)
+    assert [c for c, _, _ in where(err)] == ["E100"]
+    assert "never closed" not in err.render()
