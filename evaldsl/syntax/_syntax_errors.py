@@ -52,7 +52,8 @@ def diagnose(
     at_end = tok.type == "$END" or tok.start_pos is None or tok.end_pos is None
     unclosed = _unclosed_bracket(tok, at_end, text, joiner, statement_words(parser))
     if unclosed is not None:
-        return _never_closed(unclosed, tok, at_end, filename), len(text) if at_end else _line_start(text, tok.start_pos)
+        opener, resume = unclosed
+        return _never_closed(opener, text, resume, filename), resume
     if tok.type == "STRING" and str(tok) == '""' and text.startswith('"', tok.end_pos):
         return _unclosed_long_string(tok.start_pos, text, filename), len(text)
     if at_end:
@@ -99,29 +100,54 @@ def _line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
 
 
-def _unclosed_bracket(tok: Token, at_end: bool, text: str, joiner: LineJoiner, starts: frozenset[str]) -> Token | None:
-    """The bracket left open, when the error shows that its statement ran on into the next one.
+def _unclosed_bracket(
+    tok: Token, at_end: bool, text: str, joiner: LineJoiner, starts: frozenset[str],
+) -> tuple[Token, int] | None:
+    """The bracket left open and where the next statement starts, when the error shows that a
+    bracket's statement ran on into the next one (or to the end of the file).
 
-    That is so at the end of the file, or when the error is on a later line
-    than the bracket and that line starts with a statement's first word (not
-    followed by `:`, a comma or a closing bracket, which would make it a key or a value inside the brackets).
+    That is so at the end of the file; when the error is on a later line than
+    the bracket and that line starts with a statement's first word (not
+    followed by `:`, a comma or a closing bracket, which would make it a key or
+    a value inside the brackets); or when the bracket is closed nowhere after
+    the error: the parse then resumes at the next line that starts a statement.
     """
     if not joiner.open:
         return None
-    if at_end:
-        return joiner.open[-1]
-    first = joiner.open[0].line
-    if tok.line is None or tok.start_pos is None or first is None or first >= tok.line:
+    opener, first = joiner.open[-1], joiner.open[0].line
+    if at_end or tok.start_pos is None or tok.end_pos is None:
+        return opener, len(text)
+    if tok.line is None or first is None or first >= tok.line:
         return None
-    match = _FIRST_WORD.match(text, _line_start(text, tok.start_pos))
-    if match is None or match.group(1) not in starts or match.group(2):
-        return None
-    return joiner.open[-1]
+    here = _line_start(text, tok.start_pos)
+    if _starts_statement(text, here, starts):
+        return opener, here
+    if logical_end(text, tok.end_pos, joiner.depth) < len(text):
+        return None  # the bracket is closed further on: an error inside it
+    return opener, _next_statement(text, tok.end_pos, starts)
 
 
-def _never_closed(opener: Token, tok: Token, at_end: bool, filename: str) -> Diagnostic:
+def _starts_statement(text: str, pos: int, starts: frozenset[str]) -> bool:
+    match = _FIRST_WORD.match(text, pos)
+    return match is not None and match.group(1) in starts and not match.group(2)
+
+
+def _next_statement(text: str, pos: int, starts: frozenset[str]) -> int:
+    """The start of the first line after `pos` that starts a statement, or the end of the text."""
+    nl = text.find("\n", pos)
+    while nl >= 0:
+        if _starts_statement(text, nl + 1, starts):
+            return nl + 1
+        nl = text.find("\n", nl + 1)
+    return len(text)
+
+
+def _never_closed(opener: Token, text: str, resume: int, filename: str) -> Diagnostic:
     closer = _CLOSER.get(str(opener), "?")
-    where = "before the end of the file" if at_end else f"before line {tok.line}, where a new statement starts"
+    if resume >= len(text):
+        where = "before the end of the file"
+    else:
+        where = f"before line {text.count(chr(10), 0, resume) + 1}, where a new statement starts"
     return error("E106", f"`{opener}` is never closed", token_span(opener, filename),
                  label=f"no `{closer}` {where}",
                  help=f"close it with `{closer}` at the end of its statement")

@@ -141,3 +141,11 @@ def test_a_statement_word_as_a_value_in_a_list_does_not_claim_the_bracket_is_unc
     err = errors_of(text)
     assert [c for c, _, _ in where(err)] == ["E100"]
     assert "never closed" not in err.render()
+
+
+def test_a_bracket_closed_nowhere_resumes_at_the_next_statement_line() -> None:
+    text = ('case "a"\n  prompt "p"\n  expect called x with <a: 1\n    foo\n\n'
+            'case "b"\n  prompt "q"\n  expect final number is\n')
+    err = errors_of(text)
+    assert where(err) == [("E106", 3, 24), ("E100", 8, 25)]
+    assert "no `>` before line 6" in err.render(style="short")
