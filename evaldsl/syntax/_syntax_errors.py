@@ -61,7 +61,7 @@ def diagnose(
     else:  # an unexpected line break ends its own statement
         resume = tok.start_pos if tok.type == "_NL" else logical_end(text, tok.end_pos, joiner.depth)
     expected = set(exc.accepts or exc.expected or ()) - {"COMMENT"}
-    prev = exc.token_history[-1] if exc.token_history else None
+    prev = exc.token_history[-1] if exc.token_history else _last_shifted(exc)
     if prev is not None and prev.type == "NAME" and expected <= {"_LPAR"}:
         hint = _suggest(str(prev), _PREDICATE_WORDS)
         if hint:
@@ -79,6 +79,13 @@ def diagnose(
     suggestion = _suggest(str(tok), words) if tok.type not in ("STRING", "NUMBER") else None
     return error("E100", f"unexpected {_describe_token(tok)}", span, label=f"expected {wanted}",
                  suggestion=suggestion), resume
+
+
+def _last_shifted(exc: UnexpectedToken) -> Token | None:
+    """The token the parser took last (Lark gives a history only when the lexer failed)."""
+    state = getattr(exc, "interactive_parser", None)
+    values = state.parser_state.value_stack if state is not None else []
+    return values[-1] if values and isinstance(values[-1], Token) else None
 
 
 def token_span(tok: Token, filename: str) -> a.Span:

@@ -149,3 +149,8 @@ def test_a_bracket_closed_nowhere_resumes_at_the_next_statement_line() -> None:
     err = errors_of(text)
     assert where(err) == [("E106", 3, 24), ("E100", 8, 25)]
     assert "no `>` before line 6" in err.render(style="short")
+
+
+def test_a_misspelt_predicate_alone_on_its_line_is_named() -> None:
+    err = errors_of('case "a"\n  prompt "p"\n  expect caled\n')
+    assert where(err) == [("E101", 3, 10)] and err.errors[0].suggestion == "called"
