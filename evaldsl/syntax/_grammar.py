@@ -60,17 +60,18 @@ class Continuations:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.until: int = -1  # the answer below holds for line breaks ending up to here
+        self.since, self.until = 0, -1  # the answer below holds for line breaks ending in this range
         self.answer = False
 
     def after(self, pos: int | None) -> bool:
         """Whether the line break that ends at `pos` is followed by a continuation line."""
         if pos is None:
             return False
-        if pos > self.until:
+        if not self.since <= pos <= self.until:  # (error recovery may move back)
             match = _BLANK_LINES.match(self.text, pos)
             end = match.end() if match else pos
-            self.until, self.answer = end, _CONT_WORD.match(self.text, end) is not None
+            self.since, self.until = pos, end
+            self.answer = _CONT_WORD.match(self.text, end) is not None
         return self.answer
 
 
