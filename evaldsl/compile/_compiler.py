@@ -15,7 +15,8 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
-from ._examples import bad_path, shown_path, substitute, table_rows
+from ._example_files import bad_path, shown_path
+from ._examples import substitute, table_rows
 from ._expect import compile_expectation, lint
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
 from ._settings import SETTING_TYPES, apply, apply_row_columns
@@ -35,6 +36,9 @@ class _Session:
         self.warned: set[Diagnostic] = set()
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
+        shown_text = getattr(exc, "source_text", None)  # a problem inside an examples file
+        if shown_text is not None:
+            self.sources.setdefault(*shown_text)
         span = getattr(exc.node, "span", None) or getattr(fallback, "span", None)
         self.diagnostics.append(error(exc.code, exc.message, span, help=exc.help, suggestion=exc.suggestion))
 

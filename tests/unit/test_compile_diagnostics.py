@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,31 +83,52 @@ USE_FILE = 'case "c {{{{ city }}}}"\n  prompt "p"\n  examples from "{name}"\n  e
 
 
 def data_error(tmp_path: Path, name: str, content: str) -> str:
+    return data_diag(tmp_path, name, content).message
+
+
+def data_diag(tmp_path: Path, name: str, content: str) -> Any:
     (tmp_path / name).write_text(content, encoding="utf-8")
     found = [d for d in diags(USE_FILE.format(name=name), tmp_path) if d.severity == "error"]
     assert len(found) == 1
-    return found[0].message
+    return found[0]
+
+
+def in_data_file(diag: Any, name: str, line: int, column: int) -> None:
+    """The diagnostic is positioned in the data file itself, and names the .evl line that read it."""
+    assert diag.code == "E215"
+    assert diag.span.file.endswith(name) and (diag.span.line, diag.span.column) == (line, column)
+    assert "t.evl:3)" in diag.message
 
 
 def test_a_bad_csv_cell_names_the_file_row_column_and_value(tmp_path: Path) -> None:
     message = data_error(tmp_path, "rows.csv", 'city,n\nParis,3\n"Rome\nNord",abc\n')
-    assert "rows.csv:4, column `n`, holds `abc`" in message  # the row ends on the file's line 4
+    assert "rows.csv:3, column `n`, holds `abc`" in message  # the row starts on the file's line 3
+
+
+def test_a_csv_row_of_the_wrong_length_is_shown_in_the_data_file(tmp_path: Path) -> None:
+    diag = data_diag(tmp_path, "rows.csv", "city,n\nParis,3\nRome\n")
+    in_data_file(diag, "rows.csv", 3, 1)
+    with pytest.raises(EvlError) as info:
+        compile(USE_FILE.format(name="rows.csv"), str(tmp_path / "t.evl"))
+    assert "3 | Rome\n" in info.value.render()  # the long form shows the data line
 
 
 def test_a_jsonl_syntax_error_is_at_the_files_own_line(tmp_path: Path) -> None:
-    message = data_error(tmp_path, "rows.jsonl", '{"city": "a", "n": 1}\n\n{"city": "b", "n": 2}\n{"n": [1,}\n')
-    assert "rows.jsonl:4:10:" in message
+    diag = data_diag(tmp_path, "rows.jsonl", '{"city": "a", "n": 1}\n\n{"city": "b", "n": 2}\n{"n": [1,}\n')
+    in_data_file(diag, "rows.jsonl", 4, 10)
 
 
 def test_nan_is_located_in_jsonl_and_json(tmp_path: Path) -> None:
     jsonl = '{"city": "a", "n": 1}\n{"city": "NaN", "n": NaN}\n'  # the NaN in a string is not the one
-    assert "rows.jsonl:2:22: NaN" in data_error(tmp_path, "rows.jsonl", jsonl)
+    diag = data_diag(tmp_path, "rows.jsonl", jsonl)
+    in_data_file(diag, "rows.jsonl", 2, 22)
+    assert "NaN is not a JSON number" in diag.message
     json_text = '[{"city": "a", "n": 1},\n {"city": "b",\n  "n": Infinity}]\n'
-    assert "rows.json:3:8: Infinity" in data_error(tmp_path, "rows.json", json_text)
+    in_data_file(data_diag(tmp_path, "rows.json", json_text), "rows.json", 3, 8)
 
 
 def test_a_json_syntax_error_is_at_the_files_own_line(tmp_path: Path) -> None:
-    assert "rows.json:2:8:" in data_error(tmp_path, "rows.json", '[{"city": "a", "n": 1},\n {"n": }]\n')
+    in_data_file(data_diag(tmp_path, "rows.json", '[{"city": "a", "n": 1},\n {"n": }]\n'), "rows.json", 2, 8)
 
 
 @pytest.mark.parametrize("depth", [200, 100_000])
