@@ -15,6 +15,7 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
+from ._example_files import bad_path, shown_path
 from ._examples import substitute, table_rows
 from ._expect import compile_expectation, lint
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
@@ -32,10 +33,21 @@ class _Session:
         self.sources: dict[str, str] = {}
         self.libraries: dict[Path, list[CompiledTool]] = {}
         self.may_have_templates = True
+        self.warned: set[Diagnostic] = set()
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
+        shown_text = getattr(exc, "source_text", None)  # a problem inside an examples file
+        if shown_text is not None:
+            self.sources.setdefault(*shown_text)
         span = getattr(exc.node, "span", None) or getattr(fallback, "span", None)
         self.diagnostics.append(error(exc.code, exc.message, span, help=exc.help, suggestion=exc.suggestion))
+
+    def warn(self, warnings: list[Diagnostic]) -> None:
+        """Add warnings, each once: every row of a table lints the same `expect` line again."""
+        for diag in warnings:
+            if diag not in self.warned:
+                self.warned.add(diag)
+                self.diagnostics.append(diag)
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
@@ -121,7 +133,7 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
                  filename: str, *, from_suite: bool = False) -> CompiledExpectation:
     node = stmt.expectation if row is None else substitute(stmt.expectation, row)
     problems, warnings, needs_judge = lint(node, tools, session.predicates)
-    session.diagnostics.extend(warnings)
+    session.warn(warnings)
     for problem in problems[1:]:
         session.problem(problem, stmt)
     if problems:
@@ -133,19 +145,20 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
                   tools: dict[str, CompiledTool], suite_name: str, filename: str, base: Path) -> list[CompiledCase]:
     examples = [s for s in case.body if isinstance(s, a.ExamplesStmt)]
     prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
+    # A case's own shape problems are reported, and the case is compiled on: what else
+    # is wrong with it (its placeholders, its name given twice) shows in the same check.
+    if len(examples) > 1:
+        session.problem(CompileProblem("a case has at most one `examples` table", examples[1], code="E214"))
+    if not prompts:
+        session.problem(CompileProblem("this case has no `prompt`", case, code="E219",
+                                       help='add a line: prompt "what the agent is asked"'))
+    for extra in prompts[1:]:
+        session.problem(CompileProblem("a case has exactly one `prompt`", extra, code="E219"))
+    if not any(isinstance(s, a.ExpectStmt) for s in case.body) and not suite_expects:
+        session.problem(CompileProblem("this case has no expectations", case, code="E220",
+                                       help="add an `expect` line (or a suite-wide one above the first case)"))
     try:
-        if len(examples) > 1:
-            raise CompileProblem("a case has at most one `examples` table", examples[1], code="E214")
-        if not prompts:
-            raise CompileProblem("this case has no `prompt`", case, code="E219",
-                                 help='add a line: prompt "what the agent is asked"')
-        if len(prompts) > 1:
-            raise CompileProblem("a case has exactly one `prompt`", prompts[1], code="E219")
-        own_expects = [s for s in case.body if isinstance(s, a.ExpectStmt)]
-        if not own_expects and not suite_expects:
-            raise CompileProblem("this case has no expectations", case, code="E220",
-                                 help="add an `expect` line (or a suite-wide one above the first case)")
-        rows = table_rows(examples[0], base) if examples else [(None, case)]
+        rows = table_rows(examples[0], base, report=lambda p: session.problem(p, case)) if examples else [(None, case)]
     except CompileProblem as exc:
         session.problem(exc, case)
         return []
@@ -251,6 +264,10 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
 
 def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]) -> list[CompiledTool]:
     """The tools a `use` line brings in (its file's own and, through its `use` lines, theirs)."""
+    why = bad_path(stmt.path.value)
+    if why is not None:
+        session.diagnostics.append(error("E207", f"cannot use {shown_path(stmt.path.value)}: {why}", stmt.path.span))
+        return []
     path = (base / stmt.path.value).resolve()
     if path in chain:
         cycle = " -> ".join(p.name for p in chain + (path,))

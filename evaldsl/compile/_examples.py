@@ -9,11 +9,10 @@ string of the case; `{{ "{{" }}` writes a literal `{{`.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 import typing
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,9 @@ from typing import Any
 from ..syntax import _ast as a
 from ..syntax._unparse import KEYWORDS
 from ._errors import CompileProblem
+from ._example_files import FileRow, Row, cells, file_rows
+from ._example_files import from_python as from_python  # re-exported: tests build values with it
 
-Row = dict[str, Any]  # column name -> value node
 _TEMPLATE = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 
 
@@ -35,10 +35,15 @@ def _cell_name(cell: Any) -> str:
     raise CompileProblem("a column name must be a word or a string", cell, code="E214")
 
 
-def table_rows(stmt: a.ExamplesStmt, base_dir: Path) -> list[tuple[Row, Any]]:
-    """The rows of an examples table (inline or from a file), each with the node to blame."""
+def table_rows(stmt: a.ExamplesStmt, base_dir: Path,
+               report: Callable[[CompileProblem], None] | None = None) -> list[tuple[Row, Any]]:
+    """The rows of an examples table (inline or from a file), each with the node to blame.
+
+    A row with the wrong number of cells is given to `report` (when given)
+    and left out, so the other rows are still checked.
+    """
     if stmt.source is not None:
-        return [(row, stmt) for row in _file_rows(stmt.source, base_dir)]
+        return [(row, stmt) for row in file_rows(stmt.source, base_dir)]
     if not stmt.rows:
         raise CompileProblem("`examples` has no table rows", stmt, code="E214",
                              help="add a header row and data rows: | a | b |")
@@ -48,93 +53,18 @@ def table_rows(stmt: a.ExamplesStmt, base_dir: Path) -> list[tuple[Row, Any]]:
     rows = []
     for row in stmt.rows[1:]:
         if len(row.cells) != len(header):
-            raise CompileProblem(
-                f"this row has {_cells(len(row.cells))}, the header has {_cells(len(header))}", row, code="E214")
+            problem = CompileProblem(
+                f"this row has {cells(len(row.cells))}, the header has {cells(len(header))}", row, code="E214")
+            if report is None:
+                raise problem
+            report(problem)
+            continue
         rows.append((dict(zip(header, row.cells)), row))
+    if not rows and len(stmt.rows) > 1:
+        return []  # every row was reported
     if not rows:
         raise CompileProblem("the examples table has a header but no rows", stmt, code="E214")
     return rows
-
-
-def _cells(n: int) -> str:
-    return f"{n} cell" if n == 1 else f"{n} cells"
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
-    path = base_dir / source.value
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CompileProblem(f"cannot read examples file {source.value}: {exc}", source, code="E215") from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".csv":
-            return _csv_rows(text, source)
-        if suffix == ".jsonl":
-            records: Any = [json.loads(line, parse_constant=_no_constants)
-                            for line in text.splitlines() if line.strip()]
-        elif suffix == ".json":
-            records = json.loads(text, parse_constant=_no_constants)
-        else:
-            raise CompileProblem(f"examples file must be .csv, .jsonl or .json, not {suffix or 'no suffix'}",
-                                 source, code="E215")
-    except (ValueError, csv.Error) as exc:
-        raise CompileProblem(f"cannot parse examples file {source.value}: {exc}", source, code="E215") from None
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records) or not records:
-        raise CompileProblem(f"examples file {source.value} must hold one or more objects", source, code="E215")
-    return [{k: from_python(v, source.span) for k, v in rec.items()} for rec in records]
-
-
-def _csv_rows(text: str, source: a.String) -> list[Row]:
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if not header:
-        raise CompileProblem(f"examples file {source.value} has no header row", source, code="E215")
-    rows = []
-    for number, record in enumerate(reader, start=2):
-        if not record:
-            continue
-        if len(record) != len(header):
-            raise CompileProblem(
-                f"{source.value} line {number} has {_cells(len(record))}, the header has {_cells(len(header))}",
-                source, code="E215")
-        rows.append({k: _csv_cell(v, source.span) for k, v in zip(header, record)})
-    if not rows:
-        raise CompileProblem(f"examples file {source.value} has no rows", source, code="E215")
-    return rows
-
-
-def _csv_cell(text: str, span: a.Span | None) -> Any:
-    """A CSV cell: a JSON number, true, false or null when it reads as one (kept as written), else text."""
-    try:
-        value = json.loads(text, parse_constant=_no_constants)
-    except ValueError:
-        return a.String.model_construct(span=span, value=text, long=False)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return a.Number.model_construct(span=span, value=value, raw=text.strip())
-    if isinstance(value, bool) or value is None:
-        return a.Constant.model_construct(span=span, value=value)
-    return a.String.model_construct(span=span, value=text, long=False)
-
-
-def from_python(value: Any, span: a.Span | None = None) -> Any:
-    """A JSON value -> the equivalent value node."""
-    if isinstance(value, bool) or value is None:
-        return a.Constant.model_construct(span=span, value=value)
-    if isinstance(value, (int, float)):
-        return a.Number.model_construct(span=span, value=value, raw=json.dumps(value))
-    if isinstance(value, str):
-        return a.String.model_construct(span=span, value=value, long=False)
-    if isinstance(value, list):
-        return a.ArrayValue.model_construct(span=span, items=tuple(from_python(v, span) for v in value))
-    entries = tuple(
-        a.Entry.model_construct(span=span, key=str(k), value=from_python(v, span)) for k, v in value.items()
-    )
-    return a.ObjectValue.model_construct(span=span, entries=entries)
 
 
 def cell_text(cell: Any) -> str:
@@ -251,16 +181,18 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
     span = ph.span
     if "tool_name" in kinds:
         if not isinstance(cell, (a.Word, a.String)):
-            raise CompileProblem(f"`${ph.name}` names a tool, but its cell is not a name", ph, code="E201")
+            raise CompileProblem(f"`${ph.name}` names a tool, but its cell is not a name{_origin(row, ph.name)}",
+                                 ph, code="E201")
         return a.ToolName.model_construct(span=span, name=cell.value)
     if "object_pattern" in kinds and "equals_pattern" not in kinds:
         if not isinstance(cell, a.ObjectValue):
-            raise CompileProblem(f"`${ph.name}` stands for arguments, but its cell is not an object", ph,
-                                 code="E201")
+            raise CompileProblem(
+                f"`${ph.name}` stands for arguments, but its cell is not an object{_origin(row, ph.name)}", ph,
+                code="E201")
         return as_pattern(cell)
     if "number" in kinds and "string" not in kinds:
         if not isinstance(cell, a.Number):
-            raise CompileProblem(f"`${ph.name}` must be a number here", ph, code="E201")
+            raise CompileProblem(f"`${ph.name}` must be a number here{_origin(row, ph.name)}", ph, code="E201")
         return cell.model_copy(update={"span": span})
     if "string" in kinds and "word" not in kinds and not isinstance(cell, a.String):
         return a.String.model_construct(span=span, value=cell_text(cell), long=False)
@@ -268,6 +200,15 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
         # a word cell `any` is the string "any"; as a word it would read as the any-pattern in labels
         return a.String.model_construct(span=span, value=cell.value, long=False)
     return cell.model_copy(update={"span": span})
+
+
+def _origin(row: Row, name: str) -> str:
+    """For a row read from a file: where the bad cell is, and what it holds."""
+    if not isinstance(row, FileRow):
+        return ""
+    shown = cell_text(row[name])
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return f"; {row.where}, column `{name}`, holds `{shown}`"
 
 
 def as_pattern(value: Any) -> Any:

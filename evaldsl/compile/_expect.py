@@ -151,7 +151,14 @@ def lint(
             problems.append(CompileProblem(
                 "a count cannot follow a `then` chain", n.count, code="E204",
                 help="count each tool in its own expectation: expect called T twice"))
-        elif isinstance(n, a.ToolName) and tools and n.name not in tools and id(n) not in negated:
+        elif isinstance(n, a.ToolName) and tools and n.name not in tools and id(n) in negated:
+            near = [t for t in sorted(tools) if one_edit_apart(n.name, t)]
+            if near:
+                warnings.append(warning(
+                    "W305", f"`{n.name}` under `not` is no declared tool, but one edit away from `{near[0]}`",
+                    n.span, suggestion=near[0],
+                    help="a misspelt tool name under `not` can never fail; if the name is meant, ignore this"))
+        elif isinstance(n, a.ToolName) and tools and n.name not in tools:
             close = difflib.get_close_matches(n.name, list(tools), n=1)
             problems.append(CompileProblem(
                 f"no declared tool is called `{n.name}`", n, code="E218",
@@ -174,8 +181,23 @@ def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]
         return
     params = tools[tool.name].parameters.get("properties", {})
     for entry in args.entries:
-        if entry.key not in params:
+        if entry.key not in params and not isinstance(entry.pattern, a.AbsentPattern):  # `absent`: the point
             close = difflib.get_close_matches(entry.key, list(params), n=1)
             yield warning("W302", f"`{entry.key}` is not a param of tool `{tool.name}`", entry.span,
                           suggestion=close[0] if close else None,
                           help=f"its params: {', '.join(params) or '(none)'}")
+
+
+def one_edit_apart(a_name: str, b_name: str) -> bool:
+    """Whether one letter inserted, deleted, changed, or two neighbours swapped, turns one name into the other."""
+    if a_name == b_name or abs(len(a_name) - len(b_name)) > 1:
+        return False
+    if len(a_name) > len(b_name):
+        a_name, b_name = b_name, a_name
+    i = 0
+    while i < len(a_name) and a_name[i] == b_name[i]:
+        i += 1
+    if len(a_name) < len(b_name):
+        return a_name[i:] == b_name[i + 1:]
+    swapped = i + 1 < len(a_name) and a_name[i] == b_name[i + 1] and a_name[i + 1] == b_name[i]
+    return a_name[i + 1:] == b_name[i + 1:] or (swapped and a_name[i + 2:] == b_name[i + 2:])

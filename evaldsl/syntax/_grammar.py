@@ -7,11 +7,13 @@ or at the repository root in a source checkout or editable install.
 
 from __future__ import annotations
 
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token
+from lark.exceptions import UnexpectedInput
 
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
@@ -29,46 +31,85 @@ def grammar_path() -> Path:
     raise FileNotFoundError(f"evl.lark not found next to {package}")
 
 
-class NestingTooDeep(Exception):
-    """Raised by the postlexer; the parser turns it into a diagnostic."""
+class NestingTooDeep(UnexpectedInput):
+    """Raised by the postlexer; the parser turns it into a diagnostic.
+
+    A Lark `UnexpectedInput`, so that Lark hands it to the parser's error
+    handler with the parser's state, and recovery goes on after it.
+    """
 
     def __init__(self, token: Token) -> None:
         super().__init__("nesting too deep")
         self.token = token
+        self.pos_in_stream = token.start_pos  # type: ignore[assignment]
+        self.line, self.column = token.line or 0, token.column or 0
+
+
+_BLANK_LINES = re.compile(r"(?:[ \t\f\r]*(?:#[^\n]*)?\n)*")
+_CONT_WORD = re.compile(r"[ \t\f\r]*(?:then|and|or|else)(?![A-Za-z0-9_.\-])")
+
+
+class Continuations:
+    """Answers "does the line after this line break continue the statement?".
+
+    It does when the next line that is not blank or a comment starts with
+    `then`, `and`, `or` or `else`. Every line break of a run of blank lines
+    has the same answer, so the answer is kept for the whole run: each part
+    of the text is scanned once, however many blank lines follow a statement.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.since, self.until = 0, -1  # the answer below holds for line breaks ending in this range
+        self.answer = False
+
+    def after(self, pos: int | None) -> bool:
+        """Whether the line break that ends at `pos` is followed by a continuation line."""
+        if pos is None:
+            return False
+        if not self.since <= pos <= self.until:  # (error recovery may move back)
+            match = _BLANK_LINES.match(self.text, pos)
+            end = match.end() if match else pos
+            self.since, self.until = pos, end
+            self.answer = _CONT_WORD.match(self.text, end) is not None
+        return self.answer
 
 
 class LineJoiner:
-    """Postlexer: drops line breaks inside brackets, blank lines and comments.
+    """Postlexer: drops line breaks inside brackets or before a continuation line, blank lines and comments.
 
-    Comments are collected into `comments` for the formatter. `stmt_start`
-    and `depth` describe where the current statement began, for error
-    recovery. One instance serves one parse at a time (the parser locks).
+    Comments are collected into `comments` for the formatter. `depth` and
+    `open` describe the brackets of the current statement, for error
+    messages. One instance serves one parse at a time (the parser locks);
+    `reset(text)` starts a parse, `restart()` resumes one after an error.
     """
 
     always_accept = ("_NL", "COMMENT")
 
     def __init__(self) -> None:
-        self.reset()
+        self.reset("")
 
-    def reset(self) -> None:
+    def reset(self, text: str) -> None:
         self.comments: list[Token] = []
-        self.stmt_start = 0
+        self.continuations = Continuations(text)
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget the statement in progress: the next token starts a new one."""
         self.depth = 0
         self.open: list[Token] = []  # the brackets not closed yet, innermost last
 
     def process(self, stream):  # type: ignore[no-untyped-def]
         last = None
         nots = 0
-        next_start: int | None = None
         for tok in stream:
             kind = tok.type
             if kind == "COMMENT":
                 self.comments.append(tok)
                 continue
             if kind == "_NL":
-                if self.depth > 0 or last is None or last == "_NL":
+                if self.depth > 0 or last is None or last == "_NL" or self.continuations.after(tok.end_pos):
                     continue
-                next_start = tok.end_pos
             elif kind in OPENERS:
                 self.depth += 1
                 self.open.append(tok)
@@ -78,8 +119,6 @@ class LineJoiner:
                 self.depth = max(0, self.depth - 1)
                 if self.open:
                     self.open.pop()
-            if kind != "_NL" and next_start is not None:
-                self.stmt_start, next_start = next_start, None
             nots = nots + 1 if kind == "NOT" else 0
             if nots > MAX_DEPTH:
                 raise NestingTooDeep(tok)

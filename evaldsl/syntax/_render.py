@@ -38,6 +38,21 @@ def _caret_line(source_line: str, column: int, width: int) -> str:
     return prefix + "^" * max(1, width)
 
 
+MAX_SHOWN = 160
+"""A source line longer than this is shown cut around the caret, with `...` where it was cut."""
+
+
+def _window(text: str, column: int, width: int) -> tuple[str, int, int]:
+    """Cut a long source line around the span; return the shown text, column and caret width."""
+    if len(text) <= MAX_SHOWN:
+        return text, column, width
+    start = max(0, column - 1 - 40)
+    width = min(max(1, width), MAX_SHOWN - 80)
+    end = min(len(text), column - 1 + width + 40)
+    shown = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+    return shown, column - start + (3 if start else 0), width
+
+
 def render_long(diag: Diagnostic, source: str | None) -> str:
     """The framed form with the source line and a caret as wide as the token."""
     head = f"{diag.severity}[{diag.code}]: {diag.message}"
@@ -55,7 +70,8 @@ def render_long(diag: Diagnostic, source: str | None) -> str:
                 width = span.end_column - span.column
             else:
                 width = len(text) - span.column + 1
-            caret = _caret_line(text, span.column, width)
+            text, column, width = _window(text, span.column, width)
+            caret = _caret_line(text, column, width)
             if diag.label:
                 caret += " " + diag.label
             lines += [f"{pad} |", f"{span.line} | {text}", f"{pad} | {caret}"]

@@ -10,6 +10,7 @@ collected in `diagnostics` instead of raised, so one parse reports them all.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from typing import Any
@@ -20,6 +21,8 @@ from . import _ast as a
 from ._diagnostics import Diagnostic, error, warning
 from ._transform_rules import RuleMethods
 
+MAX_DIGITS = 4300
+"""The longest whole number read, in digits: Python's own limit for turning text into an int."""
 _SUSPICIOUS_WORDS = {"True": "true", "False": "false", "None": "null", "NULL": "null"}
 _ESCAPE_OR_QUOTE = re.compile(r'\\[\s\S]|"')
 
@@ -114,7 +117,10 @@ class ToAst(RuleMethods):
             return a.make(a.Placeholder, span=span, name=str(tok)[1:])
         if kind == "NUMBER":
             raw = str(tok)
-            value: int | float = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+            value: int | float = self._int(raw, span) if re.fullmatch(r"-?\d+", raw) else float(raw)
+            if value in (math.inf, -math.inf):
+                self._too_large(raw, span, "it is beyond the range of a floating-point number")
+                value = 0
             return a.make(a.Number, span=span, value=value, raw=raw)
         if kind in ("TRUE", "FALSE", "NULL"):
             return a.make(a.Constant, span=span, value={"TRUE": True, "FALSE": False}.get(kind))
@@ -247,7 +253,20 @@ class ToAst(RuleMethods):
     def _duration(self, tok: Token) -> a.Duration:
         m = re.fullmatch(r"(\d+)(ms|s|m|h)", str(tok))
         assert m is not None
-        return a.make(a.Duration, span=self._tok_span(tok), amount=int(m[1]), unit=m[2])
+        span = self._tok_span(tok)
+        return a.make(a.Duration, span=span, amount=self._int(m[1], span), unit=m[2])
+
+    def _int(self, raw: str, span: a.Span) -> int:
+        """A whole number; one longer than Python converts (`MAX_DIGITS`) is an error, not a traceback."""
+        digits = len(raw) - raw.startswith("-")
+        if digits > MAX_DIGITS:
+            self._too_large(raw, span, f"it has {digits:,} digits; the most a number may have is {MAX_DIGITS:,}")
+            return 0
+        return int(raw)
+
+    def _too_large(self, raw: str, span: a.Span, why: str) -> None:
+        shown = raw if len(raw) <= 20 else f"{raw[:10]}...{raw[-6:]}"
+        self.diagnostics.append(error("E107", f"number `{shown}` is too large", span, label=why))
 
     def start(self, meta: Any, c: list) -> list:
         return c
