@@ -356,6 +356,7 @@ def promptfoo(base_url: str, count: int, jobs: int, work: Path) -> None:
         "-j",
         str(jobs),
         "--no-progress-bar",
+        "--no-share",
         "--no-table",
     ]
     result = measure(command, cwd=work, env=env)
