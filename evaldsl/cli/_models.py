@@ -37,7 +37,7 @@ def add_model_options(p: argparse.ArgumentParser, who: Any) -> None:
                           "(openai:MODEL, anthropic:MODEL; repeatable: one record per model and a comparison)")
     g = p.add_argument_group("model runs")
     g.add_argument("--base-url", metavar="URL",
-                   help="the API's base URL (default: OPENAI_BASE_URL, or the provider's public API)")
+                   help="the API's base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, or the public API)")
     g.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the API's)")
     g.add_argument("--max-tokens", type=_positive, metavar="N", help="bound on each reply's tokens")
     g.add_argument("--seed", type=int, metavar="N", help="sampling seed, where the API has one")
@@ -83,6 +83,11 @@ def check_model_args(args: argparse.Namespace) -> None:
             if value:
                 raise ModelUsage(f"{option} holds one record; with several --model values use --out DIR "
                                  "(one record per model)")
+    if not models and not args.judge:
+        for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
+            if getattr(args, option) is not None:
+                raise ModelUsage(f"--{option.replace('_', '-')} applies to a model run (--model) or a judge (--judge)")
+        return
     from ..models._backends import parse_spec
 
     providers = set()
@@ -97,22 +102,29 @@ def check_model_args(args: argparse.Namespace) -> None:
         raise ModelUsage(f"--base-url is one endpoint, but the models use {len(providers)} providers "
                          f"({', '.join(sorted(providers))}); run them separately, or set each provider's "
                          "base URL in its environment variable")
-    if not models and not args.judge:
-        for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
-            if getattr(args, option) is not None:
-                raise ModelUsage(f"--{option.replace('_', '-')} applies to a model run (--model) or a judge (--judge)")
 
 
 def model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
-    """The backends of one run: the model ``spec`` (None: an agent run) and the judge."""
+    """The backends of one run: the model ``spec`` (None: an agent run) and the judge.
+
+    Raises:
+        ModelUsage: a spec or base URL that no request could use, or a bad judge template.
+    """
+    try:
+        return _model_setup(args, spec)
+    except ValueError as exc:  # make_backend's one-line reasons (a TemplateError is already one)
+        raise ModelUsage(str(exc)) from None
+
+
+def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
+    setup = ModelSetup()
+    if spec is None and not args.judge:
+        return setup  # an agent run without a judge: no HTTP code is imported
     from ..models._backends import make_backend
     from ..models._cache import DEFAULT_CACHE_DIR, ResponseCache
     from ..models._chat import Sampling
     from ..models._transport import SharedClient
 
-    setup = ModelSetup()
-    if spec is None and not args.judge:
-        return setup
     setup.cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     client = SharedClient()
     if spec is not None:

@@ -63,6 +63,7 @@ def load_template(path: str | Path | None = None) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise TemplateError(f"cannot read judge template {where}: {getattr(exc, 'strerror', None) or exc}") from None
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters["json"] = _json  # jinja2's own `tojson` escapes <, > and & for HTML
     try:
         return env.from_string(text)
     except jinja2.TemplateSyntaxError as exc:
@@ -144,6 +145,11 @@ def parse_verdict(text: str | None) -> JudgeVerdict:
     if not isinstance(reasoning, str):
         raise ValueError("`reasoning` is missing or not a string")
     return JudgeVerdict(float(score), reasoning.strip())
+
+
+def _json(value: Any) -> str:
+    """A value as JSON, unescaped; a string (raw arguments that are not JSON) as it is."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _cut(text: str | None) -> str:

@@ -18,7 +18,6 @@ of their own; an agent that reports its own calls is trusted with them
 from __future__ import annotations
 
 import difflib
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -59,12 +58,7 @@ class CaseContext:
     """The declared tools (own and imported by ``use``), in declaration order."""
     calls: list[ToolCall] = field(default_factory=list)
     """The calls made through `call` / `acall` with ``record=True``, each with its result."""
-    _by_name: dict[str, CompiledTool] = field(init=False, repr=False, compare=False)
-    _lock: threading.Lock = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        self._by_name = {tool.name: tool for tool in self.tools}
-        self._lock = threading.Lock()
+    _by_name: dict[str, CompiledTool] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def for_case(cls, case: CompiledCase, repeat_index: int = 0) -> CaseContext:
@@ -93,6 +87,8 @@ class CaseContext:
         send it); text that is not JSON gets an error result, as does a tool
         that is not declared (naming the declared ones).
         """
+        if self._by_name is None:  # made on first use: most runs never call a tool through the context
+            self._by_name = {tool.name: tool for tool in self.tools}
         tool = self._by_name.get(name)
         if tool is None:
             return ToolAnswer(False, _undeclared(name, [t.name for t in self.tools]))
@@ -108,9 +104,8 @@ class CaseContext:
         """
         args = {} if args is None else args
         result = self.answer(name, args)
-        if record:
-            with self._lock:  # a sync agent may call from several threads
-                self.calls.append(ToolCall(name=name, args=args, result=result.text))
+        if record:  # list.append is atomic: a sync agent may call from several threads
+            self.calls.append(ToolCall(name=name, args=args, result=result.text))
         return result
 
     async def acall(self, name: str, args: Any = None, *, record: bool = True) -> ToolAnswer:

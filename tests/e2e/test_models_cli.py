@@ -195,6 +195,7 @@ def test_resume_is_refused_for_another_model(
      "--base-url is one endpoint"),
     (["--agent", "evaldsl.demo:agent", "--temperature", "0"], "--temperature applies to a model run"),
     (["--model", "openai:a", "--judge-template", "missing.j2"], "cannot read judge template"),
+    (["--model", "openai:a", "--base-url", "localhost:11434"], "bad base URL 'localhost:11434"),
 ])
 def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "w.evl", *argv)
@@ -249,3 +250,34 @@ def test_the_pytest_plugin_runs_a_model_and_its_judge(
                                 "--evl-base-url", openai_server.base_url, "-q")
     result.assert_outcomes(failed=1)  # the model's replies come from the cache; only the judge is asked
     assert [r.json["model"] for r in openai_server.requests] == ["j"]
+
+
+def test_the_key_reaches_the_server_and_nothing_else(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sentinel = "sk-SENTINEL-modelrun-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", sentinel)
+    openai_server.reply = weather_script()
+    (tmp_path / "w.evl").write_text(JUDGED)
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--json", "r.json")
+    assert code == 0, out + err
+    assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
+    assert not any(sentinel in text for text in [out, err, *written])
+
+
+def test_a_slow_endpoint_is_a_backend_error_within_the_case_timeout_with_the_transcript_kept(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from servers._script import Delay
+
+    (tmp_path / "w.evl").write_text(SUITE.replace('case "paris"\n', 'case "paris"\n  timeout 1s\n'))
+    openai_server.reply = sequence(tool_calls(call("weather", {"city": "Paris"})), Delay(30, text("late")))
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--json", "r.json", "--no-cache")
+    assert code == 1
+    run_ = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]
+    assert run_["error"]["type"] == "AgentError" and "timed out" in run_["error"]["message"]
+    assert run_["artifacts"]["tool_calls"][0]["result"] == "sunny"  # the first turn is kept

@@ -13,7 +13,8 @@ from evaldsl import JudgeVerdict, LLMJudge, RunArtifacts, ScriptedAgent, ToolCal
 from evaldsl.models._judge import VERDICT_SCHEMA, JudgeError, TemplateError, parse_verdict
 
 ARTIFACTS = RunArtifacts(
-    tool_calls=[ToolCall(name="search", args={"query": "paris weather"}, result="sunny")],
+    tool_calls=[ToolCall(name="search", args={"query": "paris weather"}, result="sunny"),
+                ToolCall(name="search", args='{"query": "a<b', result="Error: not JSON")],
     final_text="It is sunny in Paris.",
 )
 
@@ -29,8 +30,8 @@ def test_the_judge_sees_rubric_prompt_calls_and_answer_at_temperature_zero() -> 
     assert verdict == JudgeVerdict(0.9, "Quotes the search.")
     request = backend.requests[0]
     text = request["messages"][0]["content"]
-    for shown in ("answers from the search", "weather in Paris?", 'search({"query": "paris weather"})',
-                  "sunny", "It is sunny in Paris."):
+    for shown in ("answers from the search", "weather in Paris?", '1. search({"query": "paris weather"}) -> sunny',
+                  '2. search({"query": "a<b)', "It is sunny in Paris."):
         assert shown in text
     assert request["sampling"].temperature == 0
     assert request["response_schema"] == VERDICT_SCHEMA
@@ -83,7 +84,7 @@ def test_a_replaced_template_is_what_the_judge_is_sent(tmp_path: Path) -> None:
     backend = FakeChat(reply('{"score": 1, "reasoning": "r"}'))
     grade(backend, template=template)
     assert backend.requests[0]["messages"][0]["content"] == (
-        "RUBRIC=answers from the search CALLS=1 FINAL=It is sunny in Paris.")
+        "RUBRIC=answers from the search CALLS=2 FINAL=It is sunny in Paris.")
 
 
 def test_a_bad_template_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
