@@ -29,6 +29,7 @@ import concurrent.futures
 import inspect
 import time
 import traceback
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -44,8 +45,10 @@ from ..compile._model import (
     Outcome,
     PredicateFn,
 )
+from ..compile._regex import set_match_limit
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
+from ._safe import MAX_MESSAGE, Refused, clip, make_safe, safe_repr, safe_text, text_ok
 from ._threads import DaemonPool
 
 
@@ -57,6 +60,46 @@ class NoJudge(RuntimeError):
     """A `judge` expectation ran with no judge configured."""
 
 
+class LoopClock:
+    """Seconds the event loop spent scoring (busy, not waiting): time no agent on the loop could use.
+
+    Scoring runs on the loop, so a case whose scoring takes 0.5 s holds up
+    every other run for 0.5 s. Each timeout (`bounded`) is extended by the
+    scoring time that passed while it ran, and an async agent's latency
+    leaves it out: a case's timeout covers its own agent, not other cases'
+    scoring (docs/running.md, "Timeouts").
+    """
+
+    __slots__ = ("busy",)
+
+    def __init__(self) -> None:
+        self.busy = 0.0
+
+
+_STOPPING: weakref.WeakSet[asyncio.Task] = weakref.WeakSet()  # type: ignore[type-arg]
+"""Tasks the runner itself cancels (Ctrl-C, -x); see `runner_cancelling`."""
+
+
+def stop_task(task: asyncio.Task) -> None:  # type: ignore[type-arg]
+    """Cancel ``task`` as the runner: its runs let the cancellation through instead of recording it."""
+    _STOPPING.add(task)
+    task.cancel()
+
+
+def runner_cancelling() -> bool:
+    """True when the current task's cancellation was asked for (by the runner, Ctrl-C, or a caller).
+
+    A `CancelledError` raised by an agent, judge or predicate that nobody
+    asked for is that run's error. Python 3.11+ counts requests
+    (`Task.cancelling`); on 3.10 the runner marks the tasks it cancels.
+    """
+    task = asyncio.current_task()
+    if task is None or task in _STOPPING:
+        return True
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling is not None and cancelling() > 0)
+
+
 async def execute_run(
     subject: Subject,
     case: CompiledCase,
@@ -65,37 +108,53 @@ async def execute_run(
     pool: DaemonPool,
     judge: JudgeFn | None = None,
     predicates: Mapping[str, PredicateFn] | None = None,
+    clock: LoopClock | None = None,
 ) -> RunResult:
     """Run ``case`` once against ``subject`` and score it; never raises but cancellation."""
+    clock = clock if clock is not None else LoopClock()
     timeout = case.settings.timeout_s
     start = time.perf_counter()
+    busy = clock.busy
     try:
-        raw, world, latency = await bounded(_invoke(subject, case, pool), timeout)
+        raw, world, latency = await bounded(_invoke(subject, case, pool), timeout, clock=clock)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
     except (Exception, SystemExit) as exc:
         return _error_run(index, time.perf_counter() - start, error_info(exc))
+    except asyncio.CancelledError as exc:
+        if runner_cancelling():
+            raise
+        return _error_run(index, time.perf_counter() - start, cancelled_info(exc, "the agent"))
+    scored = time.perf_counter()
+    stolen = clock.busy - busy  # other cases' scoring while this agent ran
     if subject.run_is_async or subject.setup_is_async:
-        elapsed = time.perf_counter() - start
+        latency = max(0.0, latency - stolen) if subject.run_is_async else latency
+        elapsed = scored - start - stolen
         if elapsed > timeout:  # the timer could not fire: the loop was blocked until the agent returned
             return _error_run(index, elapsed, _blocked_loop(timeout, elapsed))
-    artifacts, problem = coerce_artifacts(raw)
+    artifacts, problem, warnings = coerce_artifacts(raw)
+    clock.busy += time.perf_counter() - scored
     if artifacts is None:
         return _error_run(index, latency, problem)
+    return await _score(artifacts, warnings, world, latency, case, index, judge,
+                        subject.predicates if predicates is None else predicates, pool, clock)
+
+
+async def _score(artifacts: RunArtifacts, warnings: list[str], world: Any, latency: float, case: CompiledCase,
+                 index: int, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn] | None,
+                 pool: DaemonPool, clock: LoopClock) -> RunResult:
+    """Evaluate the case's expectations on the (safe) artifacts of one run."""
     if artifacts.duration_s is None:
         artifacts = artifacts.model_copy(update={"duration_s": latency})
     ctx = EvalContext(
-        artifacts=artifacts,
-        prompt=case.prompt,
-        world=world,
-        duration_s=latency,
-        judge=judge,
-        predicates=predicates if predicates is not None else subject.predicates,
+        artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge, predicates=predicates
     )
-    results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout)
-    error = ErrorInfo(type="AgentError", message=artifacts.error) if artifacts.error else eval_error
+    set_match_limit(case.settings.timeout_s)
+    results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
+                                         clock=clock)
+    error = ErrorInfo(type="AgentError", message=_record_text(artifacts.error)) if artifacts.error else eval_error
     score = 0.0 if error else _product(r.credit for r in results)
     return RunResult(
         index=index,
@@ -105,6 +164,7 @@ async def execute_run(
         error=error,
         expectations=results,
         artifacts=artifacts,
+        warnings=warnings,
     )
 
 
@@ -114,36 +174,49 @@ async def evaluate(
     *,
     pool: DaemonPool,
     timeout: float,
+    clock: LoopClock | None = None,
 ) -> tuple[list[ExpectationResult], ErrorInfo | None]:
     """Evaluate every expectation; the first one that raises makes the run an error.
 
     Judge expectations run on a worker thread (a blocking HTTP judge must not
-    stall the other runs), each bounded by the case's timeout.
+    stall the other runs), each bounded by the case's timeout. The time spent
+    on the loop (not awaiting a judge) is added to ``clock.busy``.
     """
+    clock = clock if clock is not None else LoopClock()
     results: list[ExpectationResult] = []
     first_error: ErrorInfo | None = None
+    began = time.perf_counter()
     for exp in expectations:
         try:
             if exp.needs_judge:
                 if ctx.judge is None:
                     raise NoJudge("this expectation needs a judge, and none was configured (judge=...)")
-                outcome = await _judged(exp, ctx, pool, timeout)
+                clock.busy += time.perf_counter() - began
+                try:
+                    outcome = await _judged(exp, ctx, pool, timeout, clock)
+                finally:
+                    began = time.perf_counter()
             else:
                 outcome = exp.check(ctx)  # what exp(ctx) calls, one frame less: this is the hot loop
             if type(outcome) is not Outcome:
                 outcome = _as_outcome(outcome)
-        except (Exception, SystemExit) as exc:
-            info = error_info(exc)
+        except (Exception, SystemExit, asyncio.CancelledError) as exc:
+            if isinstance(exc, asyncio.CancelledError) and runner_cancelling():
+                clock.busy += time.perf_counter() - began
+                raise
+            info = error_info(exc) if not isinstance(exc, asyncio.CancelledError) else cancelled_info(exc, "it")
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
-            detail = f"could not be evaluated: {type(exc).__name__}: {exc}"
+            detail = f"could not be evaluated: {info.type}: {exception_text(exc, limit=500)}"
             results.append(_expectation(exp, 0.0, detail))
             continue
         results.append(_expectation(exp, outcome.credit, outcome.detail))
+    clock.busy += time.perf_counter() - began
     return results, first_error
 
 
-async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, timeout: float) -> Any:
+async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, timeout: float,
+                  clock: LoopClock) -> Any:
     """Evaluate a judge expectation on a worker; an awaitable the judge returns runs on this loop."""
     loop = asyncio.get_running_loop()
     judge: Callable[..., Any] = ctx.judge  # type: ignore[assignment]
@@ -161,7 +234,7 @@ async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, 
         return future.result()
 
     try:
-        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge")
+        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge", clock=clock)
     finally:
         over = True
         for future in pending:
@@ -172,7 +245,9 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "agent") -> Any:
+async def bounded(
+    awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None
+) -> Any:
     """Await ``awaitable`` in the current task for at most ``timeout`` seconds, else raise `RunTimeout`.
 
     A timer cancels the current task, as `asyncio.timeout` does (which needs
@@ -181,15 +256,25 @@ async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "age
     is abandoned). No extra task is made, so a run that finishes at once
     costs no extra trips through the event loop. An async agent that
     swallows `CancelledError` keeps its worker until it returns; its run is
-    still reported as a timeout.
+    still reported as a timeout. When the timer is due, the time the loop
+    spent scoring other cases meanwhile (``clock``) is added to it once more,
+    so that other cases' scoring does not count against this timeout.
+
+    A `CancelledError` that neither this timer nor anybody else asked for
+    (the agent raised it) propagates; `execute_run` records it.
     """
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
     fired = False
+    busy = clock.busy if clock is not None else 0.0
 
     def expire() -> None:
-        nonlocal fired
+        nonlocal fired, busy, timer
+        if clock is not None and clock.busy > busy:  # other cases' scoring held the loop: give the time back
+            timer = loop.call_later(clock.busy - busy, expire)
+            busy = clock.busy
+            return
         fired = True
         task.cancel()
 
@@ -198,7 +283,7 @@ async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "age
         result = await awaitable
     except asyncio.CancelledError:
         if not fired or _still_cancelling(task):
-            raise  # Ctrl-C or -x: not ours to swallow
+            raise  # Ctrl-C, -x, or the agent's own CancelledError: not ours to swallow
         raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}") from None
     finally:
         timer.cancel()
@@ -214,25 +299,64 @@ def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
     return bool(uncancel is not None and uncancel() > 0)
 
 
-def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None]:
-    """Accept `RunArtifacts` or a dict of its fields; anything else is an error naming the type."""
-    if isinstance(raw, RunArtifacts):
-        return raw, None
+def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, list[str]]:
+    """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`).
+
+    Returns (artifacts, None, warnings), or (None, the error, []) for anything
+    else, naming the type or the invalid field.
+    """
     if isinstance(raw, dict):
         try:
-            return RunArtifacts.model_validate(raw), None
+            raw = RunArtifacts.model_validate(raw)
         except ValidationError as exc:
             message = f"the agent returned a dict that is not valid RunArtifacts: {_short(exc)}"
-            return None, ErrorInfo(type="TypeError", message=message)
-    shown = "None" if raw is None else type(raw).__qualname__
-    message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
-    return None, ErrorInfo(type="TypeError", message=message)
+            return None, ErrorInfo(type="TypeError", message=message), []
+    elif not isinstance(raw, RunArtifacts):
+        shown = "None" if raw is None else safe_text(type(raw).__qualname__)
+        message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
+        return None, ErrorInfo(type="TypeError", message=message), []
+    try:
+        artifacts, warnings = make_safe(raw)
+    except Refused as exc:
+        return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}"), []
+    return artifacts, None, warnings
+
+
+def exception_text(exc: BaseException, *, limit: int = MAX_MESSAGE) -> str:
+    """An exception's message, never raising: ``str``, else ``repr``, else a placeholder; JSON-safe, bounded."""
+    try:
+        text = str(exc)
+    except Exception:  # a hostile __str__
+        text = ""
+    if not text:
+        try:
+            text = repr(exc)
+        except Exception:
+            text = f"<{type(exc).__name__}: its message could not be read (str and repr raised)>"
+    return clip(safe_text(text), limit)
 
 
 def error_info(exc: BaseException) -> ErrorInfo:
-    """An exception as a record entry: its type, message and traceback."""
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc), traceback=tb)
+    """An exception as a record entry: its type, message and traceback (each bounded)."""
+    try:
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    except Exception:  # pragma: no cover - traceback formatting guards str() itself
+        tb = None
+    return ErrorInfo(type=type(exc).__name__, message=exception_text(exc), traceback=_record_text(tb))
+
+
+def cancelled_info(exc: BaseException, who: str) -> ErrorInfo:
+    """A `CancelledError` nobody asked for, as that run's error."""
+    detail = exception_text(exc, limit=2_000)
+    message = f"{who} raised CancelledError, a cancellation the runner did not ask for"
+    info = error_info(exc)
+    info.type = "CancelledError"
+    info.message = f"{message}: {detail}" if detail and detail != "CancelledError()" else message
+    return info
+
+
+def _record_text(text: str | None) -> str | None:
+    return None if text is None else clip(safe_text(text))
 
 
 async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool) -> tuple[Any, Any, float]:
@@ -297,6 +421,8 @@ def _as_outcome(value: Any) -> Outcome:
 
 
 def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
+    if detail is not None and (type(detail) is not str or not text_ok(detail)):
+        detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
     return ExpectationResult(
         label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
     )
