@@ -35,6 +35,8 @@ def add_language_commands(sub: Any) -> None:
     p.add_argument("--strict", action="store_true", help="warnings fail the check too")
     p.add_argument("--harness", metavar="MODULE:ATTR",
                    help="a harness whose custom predicates are known (unknown names become errors)")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)")
@@ -46,6 +48,8 @@ def add_language_commands(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile one .evl file and print what it compiles to")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--json", action="store_true", help="the compiled suite as JSON, for tools")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("schema", help="print the JSON Schema of the .evl AST (or of the run record)")
@@ -78,7 +82,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for file in files:
         try:
             text = read_source(file)  # read once: the warnings are shown with it too
-            suite = compile_suite(text, str(file), predicates=predicates)
+            suite = compile_suite(text, str(file), predicates=predicates, root=args.root)
             diagnostics, sources = list(suite.warnings), {str(file): text}
         except EvlError as exc:
             diagnostics, sources = exc.diagnostics, exc.sources
@@ -137,7 +141,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from ..syntax._diagnostics import EvlError
 
     try:
-        suite = compile_file(args.file)
+        suite = compile_file(args.file, root=args.root)
     except EvlError as exc:
         print(exc.render(), file=sys.stderr)
         return 1

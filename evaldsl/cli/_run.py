@@ -84,6 +84,8 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--json", metavar="FILE", help="write the run record to FILE")
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_run)
@@ -177,7 +179,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
 
     _check_targets(args)
     subject = _subject(args)
-    flat = flatten_cases(_load(args.paths, subject))
+    flat = flatten_cases(_load(args.paths, subject, args.root))
     previous = _previous(args, subject)
     selected = _select(flat, args)
     if not selected:
@@ -296,7 +298,7 @@ def _subject(args: argparse.Namespace) -> Any:
         raise _Usage(f"{option} {spec}: {exc}") from None
 
 
-def _load(paths: list[str], subject: Any) -> list[Any]:
+def _load(paths: list[str], subject: Any, root: str | None = None) -> list[Any]:
     """Compile every file once (directories searched recursively, as `check` does), all errors at once."""
     from ..compile._compiler import compile_file
     from ..syntax._diagnostics import EvlError
@@ -307,7 +309,7 @@ def _load(paths: list[str], subject: Any) -> list[Any]:
     problems: list[EvlError] = []
     for path in _unique_files(expand_paths(paths)):
         try:
-            suites.append(compile_file(path, predicates=predicates))
+            suites.append(compile_file(path, predicates=predicates, root=root))
         except EvlError as exc:
             problems.append(exc)
     if problems:

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import re
+import stat
 import typing
 from functools import lru_cache
 from pathlib import Path
@@ -67,6 +68,9 @@ def _no_constants(name: str) -> Any:
 def _file_rows(source: a.String, base_dir: Path) -> list[Row]:
     path = base_dir / source.value
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block the read forever
+            raise CompileProblem(f"examples file {source.value} is not a regular file", source, code="E215",
+                                 help="name a .csv, .jsonl or .json file (not a FIFO, device or folder)")
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CompileProblem(f"cannot read examples file {source.value}: {exc}", source, code="E215") from None

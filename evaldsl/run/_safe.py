@@ -96,48 +96,77 @@ def _type_name(value: Any) -> str:
         return "object"
 
 
+_SCALARS = frozenset((int, bool, type(None)))
+
+
 def _plain(value: Any, depth: int = 0) -> bool:
-    """True when ``value`` is plain JSON (exact types, finite floats, UTF-8 strings, not too deep)."""
+    """True when ``value`` is plain JSON (exact types, finite floats, UTF-8 strings, not too deep).
+
+    Scalars inside containers are checked inline: this runs on every run, and
+    a call per value would cost more than the rest of the check.
+    """
     t = type(value)
-    if t is str:
-        return value.isascii() or text_ok(value)
-    if t is int or t is bool or value is None:
-        return True
-    if t is float:
-        return value - value == 0.0  # False for NaN and the infinities
-    if depth >= MAX_DEPTH:
-        return False
     if t is dict:
+        if depth >= MAX_DEPTH:
+            return False
         for k, v in value.items():
-            if type(k) is not str or not (k.isascii() or text_ok(k)) or not _plain(v, depth + 1):
+            if type(k) is not str or not (k.isascii() or text_ok(k)):
+                return False
+            tv = type(v)
+            if tv is str:
+                if not (v.isascii() or text_ok(v)):
+                    return False
+            elif tv not in _SCALARS and not (tv is float and v - v == 0.0) and not _plain(v, depth + 1):
                 return False
         return True
     if t is list:
+        if depth >= MAX_DEPTH:
+            return False
         for v in value:
-            if not _plain(v, depth + 1):
+            tv = type(v)
+            if tv is str:
+                if not (v.isascii() or text_ok(v)):
+                    return False
+            elif tv not in _SCALARS and not (tv is float and v - v == 0.0) and not _plain(v, depth + 1):
                 return False
         return True
-    return False
+    if t is str:
+        return value.isascii() or text_ok(value)
+    if t in _SCALARS:
+        return True
+    return t is float and value - value == 0.0  # False for NaN and the infinities
 
 
 def _plain_artifacts(art: RunArtifacts) -> bool:
-    for text in (art.final_text, art.error):
-        if text is not None and (type(text) is not str or not text_ok(text)):
+    text = art.final_text
+    if text is not None and (type(text) is not str or not (text.isascii() or text_ok(text))):
+        return False
+    if art.error is not None or art.tokens is not None or art.duration_s is not None:
+        if not _plain_fields(art):
             return False
-    tokens, duration = art.tokens, art.duration_s
-    if tokens is not None and (type(tokens) is not int or tokens < 0):
-        return False
-    if duration is not None and (type(duration) not in (int, float) or not 0 <= duration < math.inf):
-        return False
-    calls = art.tool_calls
-    if type(calls) is not list or type(art.transcript) is not list or not _plain(art.transcript):
+    calls, transcript = art.tool_calls, art.transcript
+    if type(calls) is not list or type(transcript) is not list or (transcript and not _plain(transcript)):
         return False
     for call in calls:
-        if type(call) is not ToolCall or type(call.name) is not str or not text_ok(call.name):
+        if type(call) is not ToolCall:
             return False
-        if not _plain(call.args) or not _plain(call.result):
+        name, args, result = call.name, call.args, call.result
+        if type(name) is not str or not (name.isascii() or text_ok(name)):
+            return False
+        if not _plain(args):
+            return False
+        if result is not None and (type(result) is not str or not result.isascii()) and not _plain(result):
             return False
     return True
+
+
+def _plain_fields(art: RunArtifacts) -> bool:
+    error, tokens, duration = art.error, art.tokens, art.duration_s
+    if error is not None and (type(error) is not str or not text_ok(error)):
+        return False
+    if tokens is not None and (type(tokens) is not int or tokens < 0):
+        return False
+    return duration is None or (type(duration) in (int, float) and 0 <= duration < math.inf)
 
 
 def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, list[str]]:
