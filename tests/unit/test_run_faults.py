@@ -258,8 +258,8 @@ def test_slow_scoring_does_not_make_other_cases_time_out() -> None:
         return Outcome(1.0)
 
     async def agent(prompt: str) -> RunArtifacts:
-        if prompt.startswith("fast"):
-            await asyncio.sleep(0.05)
+        # the slow cases' agents answer first, once every fast case's agent (and timer) has started
+        await asyncio.sleep(0.2 if prompt.startswith("fast") else 0.01)
         return RunArtifacts(final_text="ok")
 
     slow = CompiledExpectation("slow", "t.evl", 2, slow_check)
