@@ -304,13 +304,13 @@ def load(
     Raises:
         EvlError: naming each malformed file with every problem in it.
     """
-    root = Path(path)
-    if root.is_dir():
-        files = sorted(p for p in root.glob("*.evl") if p.is_file())
-    elif root.is_file():
-        files = [root]
+    where = Path(path)
+    if where.is_dir():
+        files = sorted(p for p in where.glob("*.evl") if p.is_file())
+    elif where.is_file():
+        files = [where]
     else:
-        raise EvlError([error("E002", f"no such file or directory: {root}", a.Span(file=str(root)))])
+        raise EvlError([error("E002", f"no such file or directory: {where}", a.Span(file=str(where)))])
     suites, diagnostics, sources = [], [], {}
     for file in files:
         try:

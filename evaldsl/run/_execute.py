@@ -4,7 +4,11 @@ Everything that can go wrong in a run stays in that run: an exception from
 the agent, a timeout, a return value that is not artifacts, an expectation
 that cannot be evaluated (an unreadable judge reply, an unknown custom
 predicate). Each becomes the run's `ErrorInfo` (type, message, traceback);
-nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`.
+nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`. A
+`CancelledError` the runner did not ask for (an agent, judge or predicate
+raised it) is that run's error too (`_control.runner_cancelling`). What
+the agent returned is made safe for the JSON record before it is scored
+(`_safe`), and exception text is taken defensively there.
 
 Timeouts: an async agent is cancelled; a sync agent runs on a daemon thread
 that Python cannot stop, so it is abandoned and the run moves on. The
@@ -14,6 +18,14 @@ that blocks the event loop (a `time.sleep` or a blocking client inside
 free, after the agent has returned. Such a run is still a timeout when it
 took longer than the timeout, so a blocking agent cannot pass a case it
 did not answer in time.
+
+Scoring runs on the event loop, and while it runs no other run makes
+progress; a shared `LoopClock` counts those seconds, and each timeout is
+extended by the scoring time that passed during its run (see `bounded`),
+so one case's slow scoring never makes another case time out. Why not a
+worker thread: the regex scans and most Python-level scoring hold the
+interpreter lock, so the loop would stall just the same. Regex matching is
+time-limited by the case's timeout (`compile/_regex.py`).
 
 Judges: a judge expectation runs on a worker thread, since a sync judge
 may block on HTTP. An `async def` judge is called there too, and the
@@ -28,8 +40,6 @@ import asyncio
 import concurrent.futures
 import inspect
 import time
-import traceback
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -46,9 +56,20 @@ from ..compile._model import (
     PredicateFn,
 )
 from ..compile._regex import set_match_limit
+from ._control import LoopClock, runner_cancelling
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
-from ._safe import MAX_MESSAGE, Refused, clip, make_safe, safe_repr, safe_text, text_ok
+from ._safe import (
+    Refused,
+    cancelled_info,
+    clip,
+    error_info,
+    exception_text,
+    make_safe,
+    safe_repr,
+    safe_text,
+    text_ok,
+)
 from ._threads import DaemonPool
 
 
@@ -58,46 +79,6 @@ class RunTimeout(TimeoutError):
 
 class NoJudge(RuntimeError):
     """A `judge` expectation ran with no judge configured."""
-
-
-class LoopClock:
-    """Seconds the event loop spent scoring (busy, not waiting): time no agent on the loop could use.
-
-    Scoring runs on the loop, so a case whose scoring takes 0.5 s holds up
-    every other run for 0.5 s. Each timeout (`bounded`) is extended by the
-    scoring time that passed while it ran, and an async agent's latency
-    leaves it out: a case's timeout covers its own agent, not other cases'
-    scoring (docs/running.md, "Timeouts").
-    """
-
-    __slots__ = ("busy",)
-
-    def __init__(self) -> None:
-        self.busy = 0.0
-
-
-_STOPPING: weakref.WeakSet[asyncio.Task] = weakref.WeakSet()  # type: ignore[type-arg]
-"""Tasks the runner itself cancels (Ctrl-C, -x); see `runner_cancelling`."""
-
-
-def stop_task(task: asyncio.Task) -> None:  # type: ignore[type-arg]
-    """Cancel ``task`` as the runner: its runs let the cancellation through instead of recording it."""
-    _STOPPING.add(task)
-    task.cancel()
-
-
-def runner_cancelling() -> bool:
-    """True when the current task's cancellation was asked for (by the runner, Ctrl-C, or a caller).
-
-    A `CancelledError` raised by an agent, judge or predicate that nobody
-    asked for is that run's error. Python 3.11+ counts requests
-    (`Task.cancelling`); on 3.10 the runner marks the tasks it cancels.
-    """
-    task = asyncio.current_task()
-    if task is None or task in _STOPPING:
-        return True
-    cancelling = getattr(task, "cancelling", None)
-    return bool(cancelling is not None and cancelling() > 0)
 
 
 async def execute_run(
@@ -143,7 +124,7 @@ async def execute_run(
 
 
 async def _score(artifacts: RunArtifacts, warnings: list[str], world: Any, latency: float, case: CompiledCase,
-                 index: int, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn] | None,
+                 index: int, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn],
                  pool: DaemonPool, clock: LoopClock) -> RunResult:
     """Evaluate the case's expectations on the (safe) artifacts of one run."""
     if artifacts.duration_s is None:
@@ -154,7 +135,7 @@ async def _score(artifacts: RunArtifacts, warnings: list[str], world: Any, laten
     set_match_limit(case.settings.timeout_s)
     results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
                                          clock=clock)
-    error = ErrorInfo(type="AgentError", message=_record_text(artifacts.error)) if artifacts.error else eval_error
+    error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
     score = 0.0 if error else _product(r.credit for r in results)
     return RunResult(
         index=index,
@@ -268,6 +249,7 @@ async def bounded(
     assert task is not None
     fired = False
     busy = clock.busy if clock is not None else 0.0
+    timer: asyncio.TimerHandle
 
     def expire() -> None:
         nonlocal fired, busy, timer
@@ -320,43 +302,6 @@ def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, l
     except Refused as exc:
         return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}"), []
     return artifacts, None, warnings
-
-
-def exception_text(exc: BaseException, *, limit: int = MAX_MESSAGE) -> str:
-    """An exception's message, never raising: ``str``, else ``repr``, else a placeholder; JSON-safe, bounded."""
-    try:
-        text = str(exc)
-    except Exception:  # a hostile __str__
-        text = ""
-    if not text:
-        try:
-            text = repr(exc)
-        except Exception:
-            text = f"<{type(exc).__name__}: its message could not be read (str and repr raised)>"
-    return clip(safe_text(text), limit)
-
-
-def error_info(exc: BaseException) -> ErrorInfo:
-    """An exception as a record entry: its type, message and traceback (each bounded)."""
-    try:
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    except Exception:  # pragma: no cover - traceback formatting guards str() itself
-        tb = None
-    return ErrorInfo(type=type(exc).__name__, message=exception_text(exc), traceback=_record_text(tb))
-
-
-def cancelled_info(exc: BaseException, who: str) -> ErrorInfo:
-    """A `CancelledError` nobody asked for, as that run's error."""
-    detail = exception_text(exc, limit=2_000)
-    message = f"{who} raised CancelledError, a cancellation the runner did not ask for"
-    info = error_info(exc)
-    info.type = "CancelledError"
-    info.message = f"{message}: {detail}" if detail and detail != "CancelledError()" else message
-    return info
-
-
-def _record_text(text: str | None) -> str | None:
-    return None if text is None else clip(safe_text(text))
 
 
 async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool) -> tuple[Any, Any, float]:

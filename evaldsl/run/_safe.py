@@ -24,6 +24,10 @@ with where it was, e.g. ``tool_calls[0].args.when: datetime recorded as its
 repr``. A negative ``tokens`` or a negative or non-finite ``duration_s`` is
 not repaired but refused: the run is an error naming the field.
 
+Exceptions are rendered here too (`error_info`): an exception whose
+``__str__`` (or ``repr``) raises, a message with lone surrogates, or one of
+20 MB must still become a bounded, JSON-safe record entry.
+
 Cost: plain JSON artifacts (the common case) are only walked once, with
 exact type checks, and returned as they are; copying happens only when
 something must change.
@@ -32,9 +36,11 @@ something must change.
 from __future__ import annotations
 
 import math
+import traceback
 from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
+from ._record import ErrorInfo
 
 MAX_DEPTH = 100
 """Nesting deeper than this is recorded as the repr of what lies below."""
@@ -181,7 +187,7 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, list[str]]:
     except RecursionError:  # pragma: no cover - _plain stops at MAX_DEPTH; a hostile __eq__ could still recurse
         pass
     fixer = _Fixer()
-    fields = {
+    fields: dict[str, Any] = {
         "final_text": fixer.optional_text(art.final_text, "final_text"),
         "error": fixer.optional_text(art.error, "error"),
         "tokens": _tokens(art.tokens),
@@ -297,3 +303,40 @@ class _Fixer:
         if not quiet:
             self.note(where, f"a {_type_name(key)} key recorded as its repr")
         return safe_repr(key)
+
+
+def exception_text(exc: BaseException, *, limit: int = MAX_MESSAGE) -> str:
+    """An exception's message, never raising: ``str``, else ``repr``, else a placeholder; JSON-safe, bounded."""
+    try:
+        text = str(exc)
+    except Exception:  # a hostile __str__
+        text = ""
+    if not text:
+        try:
+            text = repr(exc)
+        except Exception:
+            text = f"<{type(exc).__name__}: its message could not be read (str and repr raised)>"
+    return clip(safe_text(text), limit)
+
+
+def error_info(exc: BaseException) -> ErrorInfo:
+    """An exception as a record entry: its type, message and traceback (each bounded)."""
+    try:
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    except Exception:  # pragma: no cover - traceback formatting guards str() itself
+        tb = None
+    return ErrorInfo(type=type(exc).__name__, message=exception_text(exc), traceback=_record_text(tb))
+
+
+def cancelled_info(exc: BaseException, who: str) -> ErrorInfo:
+    """A `CancelledError` nobody asked for, as that run's error."""
+    detail = exception_text(exc, limit=2_000)
+    message = f"{who} raised CancelledError, a cancellation the runner did not ask for"
+    info = error_info(exc)
+    info.type = "CancelledError"
+    info.message = f"{message}: {detail}" if detail and detail != "CancelledError()" else message
+    return info
+
+
+def _record_text(text: str | None) -> str | None:
+    return None if text is None else clip(safe_text(text))

@@ -29,9 +29,11 @@ import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
-from ._execute import LoopClock, error_info, execute_run, stop_task
+from ._control import LoopClock, stop_task
+from ._execute import execute_run
 from ._protocols import Subject
 from ._record import CaseResult, RunResult
+from ._safe import error_info
 from ._stats import case_result
 from ._threads import DaemonPool
 
