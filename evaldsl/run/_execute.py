@@ -55,6 +55,7 @@ from ..compile._model import (
     Outcome,
     PredicateFn,
 )
+from ..compile._regex import disarm as disarm_matches
 from ..compile._regex import set_match_limit
 from ._control import LoopClock, runner_cancelling
 from ._protocols import Subject
@@ -133,8 +134,11 @@ async def _score(artifacts: RunArtifacts, warnings: list[str], world: Any, laten
         artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge, predicates=predicates
     )
     set_match_limit(case.settings.timeout_s)
-    results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
-                                         clock=clock)
+    try:
+        results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
+                                             clock=clock)
+    finally:
+        disarm_matches()
     error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
     score = 0.0 if error else _product(r.credit for r in results)
     return RunResult(

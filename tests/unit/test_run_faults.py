@@ -292,3 +292,27 @@ def test_ordinary_regexes_keep_python_re_semantics() -> None:
     source = 'case "u"\n  prompt "p"\n  expect final text matches /^\\d+\\s\\w+$/\n  expect final text matches /ÉTÉ/i\n'
     report = run_suite(lambda p: RunArtifacts(final_text="٣٤\u2003été"), compile_suite(source, "u.evl"))
     assert report.cases[0].status == "passed"  # Unicode digits, spaces and case folding, as Python's re has them
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs setitimer")
+def test_a_timer_someone_else_set_still_fires_into_their_handler() -> None:
+    import re
+    import signal
+
+    from evaldsl.compile._regex import disarm, search
+
+    fired: list[int] = []
+    old = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        assert search(re.compile("b+"), "abbc", "the text") is not None
+        disarm()
+        remaining = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 0 < remaining <= 0.3  # put back, less the match's time
+        deadline = time.monotonic() + 10
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert fired == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
