@@ -40,7 +40,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -124,7 +124,7 @@ async def execute_run(
                         subject.predicates if predicates is None else predicates, pool, clock)
 
 
-async def _score(artifacts: RunArtifacts, warnings: list[str], world: Any, latency: float, case: CompiledCase,
+async def _score(artifacts: RunArtifacts, warnings: Sequence[str], world: Any, latency: float, case: CompiledCase,
                  index: int, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn],
                  pool: DaemonPool, clock: LoopClock) -> RunResult:
     """Evaluate the case's expectations on the (safe) artifacts of one run."""
@@ -149,7 +149,7 @@ async def _score(artifacts: RunArtifacts, warnings: list[str], world: Any, laten
         error=error,
         expectations=results,
         artifacts=artifacts,
-        **({"warnings": warnings} if warnings else {}),  # most runs have none: skip validating an empty list
+        **({"warnings": list(warnings)} if warnings else {}),  # most runs have none: skip validating an empty list
     )
 
 
@@ -285,7 +285,7 @@ def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
     return bool(uncancel is not None and uncancel() > 0)
 
 
-def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, list[str]]:
+def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:
     """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`).
 
     Returns (artifacts, None, warnings), or (None, the error, []) for anything

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
@@ -144,11 +145,18 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def _plain_artifacts(art: RunArtifacts) -> bool:
+    """True when every field of ``art`` is plain JSON and in range (one pass, checks inline)."""
     text = art.final_text
     if text is not None and (type(text) is not str or not (text.isascii() or text_ok(text))):
         return False
-    if art.error is not None or art.tokens is not None or art.duration_s is not None:
-        if not _plain_fields(art):
+    tokens = art.tokens
+    if tokens is not None and (type(tokens) is not int or tokens < 0):
+        return False
+    if art.error is not None or art.duration_s is not None:
+        error, duration = art.error, art.duration_s
+        if error is not None and (type(error) is not str or not text_ok(error)):
+            return False
+        if duration is not None and not (type(duration) in (int, float) and 0 <= duration < math.inf):
             return False
     calls, transcript = art.tool_calls, art.transcript
     if type(calls) is not list or type(transcript) is not list or (transcript and not _plain(transcript)):
@@ -157,25 +165,17 @@ def _plain_artifacts(art: RunArtifacts) -> bool:
         if type(call) is not ToolCall:
             return False
         name, args, result = call.name, call.args, call.result
-        if type(name) is not str or not (name.isascii() or text_ok(name)):
-            return False
-        if not _plain(args):
+        if type(name) is not str or not (name.isascii() or text_ok(name)) or not _plain(args):
             return False
         if result is not None and (type(result) is not str or not result.isascii()) and not _plain(result):
             return False
     return True
 
 
-def _plain_fields(art: RunArtifacts) -> bool:
-    error, tokens, duration = art.error, art.tokens, art.duration_s
-    if error is not None and (type(error) is not str or not text_ok(error)):
-        return False
-    if tokens is not None and (type(tokens) is not int or tokens < 0):
-        return False
-    return duration is None or (type(duration) in (int, float) and 0 <= duration < math.inf)
+NO_WARNINGS: tuple[str, ...] = ()
 
 
-def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, list[str]]:
+def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
     """``art`` made safe for the record, and a warning per change (none in the common case).
 
     Raises:
@@ -183,7 +183,7 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, list[str]]:
     """
     try:
         if _plain_artifacts(art):
-            return art, []
+            return art, NO_WARNINGS
     except RecursionError:  # pragma: no cover - _plain stops at MAX_DEPTH; a hostile __eq__ could still recurse
         pass
     fixer = _Fixer()

@@ -147,7 +147,7 @@ def test_plain_artifacts_are_returned_as_they_are() -> None:
     art = RunArtifacts(final_text="é ok", tool_calls=[ToolCall(name="t", args={"a": [1, 2.5, None, True]})],
                        transcript=[{"role": "user", "content": "x"}], tokens=3)
     safe, warnings = make_safe(art)
-    assert safe is art and warnings == []
+    assert safe is art and not warnings
 
 
 def test_too_deep_nesting_is_recorded_as_a_repr() -> None:
