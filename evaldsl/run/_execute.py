@@ -110,35 +110,33 @@ async def execute_run(
             raise
         return _error_run(index, time.perf_counter() - start, cancelled_info(exc, "the agent"))
     scored = time.perf_counter()
-    stolen = clock.busy - busy  # other cases' scoring while this agent ran
     if subject.run_is_async or subject.setup_is_async:
+        stolen = clock.busy - busy  # other cases' scoring while this agent ran: not its time
         latency = max(0.0, latency - stolen) if subject.run_is_async else latency
         elapsed = scored - start - stolen
         if elapsed > timeout:  # the timer could not fire: the loop was blocked until the agent returned
             return _error_run(index, elapsed, _blocked_loop(timeout, elapsed))
     artifacts, problem, warnings = coerce_artifacts(raw)
-    clock.busy += time.perf_counter() - scored
     if artifacts is None:
+        clock.busy += time.perf_counter() - scored
         return _error_run(index, latency, problem)
-    return await _score(artifacts, warnings, world, latency, case, index, judge,
-                        subject.predicates if predicates is None else predicates, pool, clock)
-
-
-async def _score(artifacts: RunArtifacts, warnings: Sequence[str], world: Any, latency: float, case: CompiledCase,
-                 index: int, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn],
-                 pool: DaemonPool, clock: LoopClock) -> RunResult:
-    """Evaluate the case's expectations on the (safe) artifacts of one run."""
     if artifacts.duration_s is None:
         artifacts = artifacts.model_copy(update={"duration_s": latency})
-    ctx = EvalContext(
-        artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge, predicates=predicates
-    )
-    set_match_limit(case.settings.timeout_s)
-    try:
-        results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
-                                             clock=clock)
+    predicates = subject.predicates if predicates is None else predicates
+    ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
+                      predicates=predicates)
+    set_match_limit(timeout)
+    try:  # scoring's loop time, from `scored` on, is added to the clock by evaluate
+        results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
+                                             began=scored)
     finally:
         disarm_matches()
+    return _scored(index, latency, artifacts, warnings, results, eval_error)
+
+
+def _scored(index: int, latency: float, artifacts: RunArtifacts, warnings: Sequence[str],
+            results: list[ExpectationResult], eval_error: ErrorInfo | None) -> RunResult:
+    """The result of a run whose agent returned artifacts."""
     error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
     score = 0.0 if error else _product(r.credit for r in results)
     return RunResult(
@@ -160,17 +158,19 @@ async def evaluate(
     pool: DaemonPool,
     timeout: float,
     clock: LoopClock | None = None,
+    began: float | None = None,
 ) -> tuple[list[ExpectationResult], ErrorInfo | None]:
     """Evaluate every expectation; the first one that raises makes the run an error.
 
     Judge expectations run on a worker thread (a blocking HTTP judge must not
     stall the other runs), each bounded by the case's timeout. The time spent
-    on the loop (not awaiting a judge) is added to ``clock.busy``.
+    on the loop (not awaiting a judge), from ``began`` (default: now), is
+    added to ``clock.busy``.
     """
     clock = clock if clock is not None else LoopClock()
     results: list[ExpectationResult] = []
     first_error: ErrorInfo | None = None
-    began = time.perf_counter()
+    began = time.perf_counter() if began is None else began
     for exp in expectations:
         try:
             if exp.needs_judge:
@@ -370,7 +370,7 @@ def _as_outcome(value: Any) -> Outcome:
 
 
 def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
-    if detail is not None and (type(detail) is not str or not text_ok(detail)):
+    if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
         detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
     return ExpectationResult(
         label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
