@@ -63,10 +63,14 @@ def format(text: str, filename: str = "<string>") -> str:
     return format_text(text, filename)
 
 
-def load(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> list[CompiledSuite]:
+def load(
+    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+) -> list[CompiledSuite]:
     """Compile a .evl file, or every `*.evl` file of a directory, sorted by name.
+
+    ``root``: when given, a `use` or `examples from` path outside that folder is an error (E230).
 
     Raises:
         EvlError: naming every malformed file with all its problems; nothing is skipped silently.
     """
-    return _load(path, predicates=predicates)
+    return _load(path, predicates=predicates, root=root)

@@ -48,11 +48,11 @@ class RunArtifacts(BaseModel):
     """The tool calls, in the order the agent made them."""
     final_text: str | None = None
     """The agent's final answer; None when it gave none ('' is an empty answer)."""
-    tokens: int | None = None
-    """Tokens the run used, when the agent reports them."""
+    tokens: int | None = Field(default=None, ge=0)
+    """Tokens the run used, when the agent reports them (0 or more)."""
     error: str | None = None
     """Set when the run failed (a backend error, say); such a run is an error."""
     transcript: list[JsonValue] = Field(default_factory=list)
     """The conversation, as chat messages or any JSON the agent chooses."""
-    duration_s: float | None = None
+    duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """Wall-clock seconds of the run; the runner fills it in when it times the run."""

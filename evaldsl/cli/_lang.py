@@ -85,6 +85,8 @@ def add_language_commands(sub: Any) -> None:
                      help="a harness whose custom predicates are known (unknown names become errors)")
     who.add_argument("--agent", metavar="MODULE:ATTR",
                      help="the agent the suites are for: warn when it cannot see their `system` or mock tools")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)")
@@ -96,6 +98,8 @@ def add_language_commands(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile one .evl file and print what it compiles to")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--json", action="store_true", help="the compiled suite as JSON, for tools")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("schema", help="print the JSON Schema of the .evl AST (or of the run record)")
@@ -146,7 +150,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for file in files:
         try:
             text = read_source(file)  # read once: the warnings are shown with it too
-            suite = compile_suite(text, str(file), predicates=predicates)
+            suite = compile_suite(text, str(file), predicates=predicates, root=args.root)
             diagnostics, sources = list(suite.warnings), {str(file): text}
             if blind:
                 from ..run._context import unseen_settings
@@ -212,7 +216,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from ..syntax._diagnostics import EvlError
 
     try:
-        suite = compile_file(args.file)
+        suite = compile_file(args.file, root=args.root)
     except EvlError as exc:
         if args.json:  # a tool reads stdout: the diagnostics, as JSON too
             print(json.dumps({"diagnostics": [diagnostic_json(d) for d in exc.diagnostics]},

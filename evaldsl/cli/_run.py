@@ -91,6 +91,8 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
     p.add_argument("--html", metavar="FILE", help="write the HTML dashboard of the run to FILE at the end")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     from ._outputs import add_output_options
@@ -253,7 +255,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     except ModelUsage as exc:
         raise _Usage(str(exc)) from None
     subject = _subject(args, models.agent)
-    suites = _load(files, subject)
+    suites = _load(files, subject, args.root)
     _warn_unseen(suites, subject)
     flat = flatten_cases(suites)
     previous = _previous(args, subject)
@@ -410,7 +412,7 @@ def _files(paths: list[str]) -> list[Path]:
         raise _Usage("\nevaldsl: ".join(exc.problems)) from None
 
 
-def _load(files: list[Path], subject: Any) -> list[Any]:
+def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]:
     """Compile every file once, all errors at once."""
     from ..compile._compiler import compile_file
     from ..syntax._diagnostics import EvlError
@@ -420,7 +422,7 @@ def _load(files: list[Path], subject: Any) -> list[Any]:
     problems: list[EvlError] = []
     for path in _unique_files(files):
         try:
-            suites.append(compile_file(path, predicates=predicates))
+            suites.append(compile_file(path, predicates=predicates, root=root))
         except EvlError as exc:
             problems.append(exc)
     if problems:

@@ -27,8 +27,9 @@ from ._values import to_python, to_text
 class _Session:
     """State of one compile: diagnostics, sources and the imported-file cache."""
 
-    def __init__(self, predicates: Mapping[str, Any] | None) -> None:
+    def __init__(self, predicates: Mapping[str, Any] | None, root: str | Path | None = None) -> None:
         self.predicates = predicates
+        self.root = Path(root).resolve() if root is not None else None
         self.diagnostics: list[Diagnostic] = []
         self.sources: dict[str, str] = {}
         self.libraries: dict[Path, list[CompiledTool]] = {}
@@ -49,6 +50,16 @@ class _Session:
                 self.warned.add(diag)
                 self.diagnostics.append(diag)
 
+    def outside_root(self, path: Path, node: a.Node, what: str) -> CompileProblem | None:
+        """A positioned error when ``path`` (resolved: symlinks followed) is outside ``--root``."""
+        if self.root is None:
+            return None
+        resolved = path.resolve()
+        if resolved == self.root or self.root in resolved.parents:
+            return None
+        return CompileProblem(f"{what} {resolved} is outside the root {self.root}", node, code="E230",
+                              help="--root (root= in the API) confines `use` and `examples from` to one folder")
+
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
             text = read_source(path, shown)
@@ -68,6 +79,7 @@ def compile_suite(
     *,
     predicates: Mapping[str, Any] | None = None,
     base_dir: str | Path | None = None,
+    root: str | Path | None = None,
 ) -> CompiledSuite:
     """Compile .evl text (or a parsed `Suite`) into runnable cases.
 
@@ -76,17 +88,19 @@ def compile_suite(
         filename: shown in diagnostics; also the base for `use` and `examples from`.
         predicates: the harness's custom predicates; when given, unknown names are errors.
         base_dir: where relative paths resolve (default: the file's folder).
+        root: when given, a `use` or `examples from` path outside this folder is
+            an error (E230); by default a suite may read any file.
 
     Raises:
         EvlError: with every error found (warnings ride along in `.diagnostics`).
     """
     with gc_paused():
-        return _compile_source(source, filename, predicates, base_dir)
+        return _compile_source(source, filename, predicates, base_dir, root)
 
 
 def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
-                    base_dir: str | Path | None) -> CompiledSuite:
-    session = _Session(predicates)
+                    base_dir: str | Path | None, root: str | Path | None = None) -> CompiledSuite:
+    session = _Session(predicates, root)
     if isinstance(source, str):
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
@@ -97,8 +111,8 @@ def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[st
     base = Path(base_dir) if base_dir is not None else Path(filename).parent
     compiled = None
     if not any(d.severity == "error" for d in session.diagnostics):
-        root = (base / Path(filename).name).resolve()
-        compiled = _compile(session, suite, filename, base, chain=(root,))
+        top = (base / Path(filename).name).resolve()
+        compiled = _compile(session, suite, filename, base, chain=(top,))
     if compiled is None or any(d.severity == "error" for d in session.diagnostics):
         raise EvlError(session.diagnostics, session.sources)
     return compiled
@@ -158,6 +172,10 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
         session.problem(CompileProblem("this case has no expectations", case, code="E220",
                                        help="add an `expect` line (or a suite-wide one above the first case)"))
     try:
+        if examples and examples[0].source is not None:
+            outside = session.outside_root(base / examples[0].source.value, examples[0].source, "examples file")
+            if outside is not None:
+                raise outside
         rows = table_rows(examples[0], base, report=lambda p: session.problem(p, case)) if examples else [(None, case)]
     except CompileProblem as exc:
         session.problem(exc, case)
@@ -275,6 +293,10 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
         return []
     if path in session.libraries:
         return session.libraries[path]
+    outside = session.outside_root(path, stmt.path, "`use` file")
+    if outside is not None:
+        session.problem(outside)
+        return []
     if not path.is_file():
         session.diagnostics.append(error("E207", f"cannot find {stmt.path.value}", stmt.span,
                                          help=f"looked for {base / stmt.path.value}"))
@@ -289,23 +311,27 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     return result
 
 
-def load(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> list[CompiledSuite]:
+def load(
+    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+) -> list[CompiledSuite]:
     """Compile a .evl file, or every `*.evl` in a directory (sorted by name).
+
+    ``root``: refuse `use` and `examples from` paths outside this folder (E230).
 
     Raises:
         EvlError: naming each malformed file with every problem in it.
     """
-    root = Path(path)
-    if root.is_dir():
-        files = sorted(p for p in root.glob("*.evl") if p.is_file())
-    elif root.is_file():
-        files = [root]
+    where = Path(path)
+    if where.is_dir():
+        files = sorted(p for p in where.glob("*.evl") if p.is_file())
+    elif where.is_file():
+        files = [where]
     else:
-        raise EvlError([error("E002", f"no such file or directory: {root}", a.Span(file=str(root)))])
+        raise EvlError([error("E002", f"no such file or directory: {where}", a.Span(file=str(where)))])
     suites, diagnostics, sources = [], [], {}
     for file in files:
         try:
-            suites.append(compile_file(file, predicates=predicates))
+            suites.append(compile_file(file, predicates=predicates, root=root))
         except EvlError as exc:
             diagnostics.extend(exc.diagnostics)
             sources.update(exc.sources)
@@ -314,9 +340,11 @@ def load(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> li
     return suites
 
 
-def compile_file(path: str | Path, *, predicates: Mapping[str, Any] | None = None) -> CompiledSuite:
-    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError)."""
-    return compile_suite(read_source(path), str(path), predicates=predicates)
+def compile_file(
+    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+) -> CompiledSuite:
+    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError); ``root`` as in `load`."""
+    return compile_suite(read_source(path), str(path), predicates=predicates, root=root)
 
 
 def read_source(path: str | Path, shown: str | None = None) -> str:

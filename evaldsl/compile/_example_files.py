@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,9 @@ def file_rows(source: a.String, base_dir: Path) -> list[Row]:
         raise CompileProblem(f"cannot read examples file {shown_path(source.value)}: {why}", source, code="E215")
     path = base_dir / source.value
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block the read forever
+            raise CompileProblem(f"examples file {source.value} is not a regular file", source, code="E215",
+                                 help="name a .csv, .jsonl or .json file (not a FIFO, device or folder)")
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CompileProblem(f"cannot read examples file {source.value}: {exc}", source, code="E215") from None

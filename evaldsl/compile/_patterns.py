@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from ..syntax import _ast as a
 from ._errors import CompileProblem
+from ._regex import search
 from ._values import (
     casefold_equal,
     is_number,
@@ -301,7 +302,7 @@ def _affix(node: a.StartsWithPattern | a.EndsWithPattern) -> _Check:
 def _matches(node: a.MatchesPattern) -> _Check:
     regex = compile_regex(node.regex)
     wanted = f"a string matching /{node.regex.pattern}/{node.regex.flags}"
-    return _expect(lambda value: isinstance(value, str) and bool(regex.search(value)), wanted)
+    return _expect(lambda value: isinstance(value, str) and bool(search(regex, value, "a string")), wanted)
 
 
 # --------------------------------------------------------------- numbers --

@@ -1,7 +1,8 @@
 """Settings statements -> `CaseSettings`: suite defaults, then case overrides.
 
 Every value is validated here with a positioned error: `repeat` and `max
-turns` are positive integers, `pass rate at least` is in (0, 1], `mode` is
+turns` are positive integers (at most `MAX_REPEAT` and `MAX_TURNS`), a
+timeout is above 0 and at most a day, `pass rate at least` is in (0, 1], `mode` is
 `agent` or `single-turn`. Tags add up (suite tags, then the case's).
 """
 
@@ -18,14 +19,39 @@ from ._values import to_number, to_python, to_text
 
 MODES = ("agent", "single-turn")
 
+MAX_REPEAT = 10_000
+"""The most runs one case may ask for (a run per repeat is kept in memory and in the record)."""
+MAX_TURNS = 1_000
+"""The most model calls one model run may make."""
+MAX_TIMEOUT_S = 24 * 60 * 60.0
+"""The longest timeout: a day. Longer is a typo, or a run nobody will wait for."""
 
-def _positive_int(node: Any, what: str) -> int:
+
+def _positive_int(node: Any, what: str, limit: int) -> int:
     value = to_number(node)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or value < 1:
         raise CompileProblem(f"{what} must be a whole number of at least 1, not {value}", node, code="E211")
+    if value > limit:
+        shown = f"{value:,}" if value.bit_length() < 64 else "a larger number"
+        raise CompileProblem(f"{what} must be at most {limit:,}, not {shown}", node, code="E211",
+                             help=f"{what} is bounded so a typo cannot exhaust memory or time")
     return value
+
+
+def _timeout(duration: a.Duration) -> float:
+    try:
+        seconds = duration.seconds
+    except OverflowError:  # more digits than a float holds
+        seconds = float("inf")
+    if seconds <= 0:
+        raise CompileProblem("a timeout must be longer than 0", duration, code="E211")
+    if not seconds <= MAX_TIMEOUT_S:
+        shown = f"{duration.amount}{duration.unit}" if duration.amount.bit_length() < 64 else "a longer one"
+        raise CompileProblem(f"a timeout must be at most 24h, not {shown}", duration,
+                             code="E211", help="write a duration of a day or less: timeout 30m")
+    return seconds
 
 
 def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
@@ -38,9 +64,9 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
                 tags.append(text)
         return replace(settings, tags=tuple(tags))
     if isinstance(stmt, a.RepeatStmt):
-        return replace(settings, repeat=_positive_int(stmt.count, "repeat"))
+        return replace(settings, repeat=_positive_int(stmt.count, "repeat", MAX_REPEAT))
     if isinstance(stmt, a.MaxTurnsStmt):
-        return replace(settings, max_turns=_positive_int(stmt.count, "max turns"))
+        return replace(settings, max_turns=_positive_int(stmt.count, "max turns", MAX_TURNS))
     if isinstance(stmt, a.PassRateStmt):
         rate = to_number(stmt.rate)
         if not 0 < rate <= 1:
@@ -48,9 +74,7 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
                                  code="E211", help="write a fraction: pass rate at least 0.8")
         return replace(settings, pass_rate=float(rate))
     if isinstance(stmt, a.TimeoutStmt):
-        if stmt.duration.seconds <= 0:
-            raise CompileProblem("a timeout must be longer than 0", stmt.duration, code="E211")
-        return replace(settings, timeout_s=stmt.duration.seconds)
+        return replace(settings, timeout_s=_timeout(stmt.duration))
     if isinstance(stmt, a.SystemStmt):
         return replace(settings, system=to_text(stmt.text))
     if isinstance(stmt, a.ModeStmt):

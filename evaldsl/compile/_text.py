@@ -24,6 +24,7 @@ from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
 from ._patterns import COMPARE, compile_pattern, compile_regex, ordered_bounds
+from ._regex import search
 from ._values import shorten, show, to_number, to_text
 
 _NUMBER = re.compile(r"(?<![\w.])-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
@@ -158,7 +159,7 @@ def _text_matches(node: a.TextMatches) -> Check:
     shown = f"/{node.regex.pattern}/{node.regex.flags}"
 
     def holds(text: str) -> str | None:
-        if regex.search(text):
+        if search(regex, text, "the final text"):
             return None
         return f"final text {_quoted(text)} does not match {shown}"
 

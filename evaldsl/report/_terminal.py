@@ -31,6 +31,9 @@ _LABELS = {
 _COLOURS = {"passed": "32", "failed": "31", "error": "31", "skipped": "33", "xfailed": "33", "xpassed": "33"}
 _ORDER = ("failed", "passed", "skipped", "xfailed", "xpassed", "error")
 
+SHOWN_MESSAGE = 2_000
+"""Characters of an error message the summary shows; the record keeps up to 65,536."""
+
 
 def use_colour(stream: TextIO) -> bool:
     """Colour when the stream is a terminal and ``NO_COLOR`` is not set."""
@@ -121,6 +124,9 @@ def format_report(
     if failures:
         parts.append(_rule("short summary", colour, "31"))
         parts.append("\n".join(_describe_failure(c, colour) for c in failures))
+    warned = _warnings(report)
+    if warned:
+        parts.append(warned)
     if note:
         parts.append(note)
     parts.append(_final_line(report, colour, elapsed_s))
@@ -211,9 +217,29 @@ def partial_credits(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
     return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
 
 
+def shorten_message(text: str, limit: int = SHOWN_MESSAGE) -> str:
+    """``text`` cut to ``limit`` characters for the terminal; the record keeps more."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters, in the record)"
+
+
+def _warnings(report: EvalReport) -> str | None:
+    """One line per case whose runs' artifacts had to be changed to be recorded."""
+    lines = []
+    for case in report.cases:
+        notes = list(dict.fromkeys(w for r in case.runs for w in r.warnings))
+        if notes:
+            shown = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more" if len(notes) > 3 else "")
+            lines.append(f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}: {shorten_message(shown, 300)}")
+    if not lines:
+        return None
+    return "recorded with changes (values JSON cannot hold; see `warnings` in the record):\n  " + "\n  ".join(lines)
+
+
 def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:
-    """Each distinct run error of a case, (type, message), with how many runs had it."""
-    return Counter((r.error.type, r.error.message) for r in case.runs if r.error is not None)
+    """Each distinct run error of a case, (type, message cut for a terminal), with how many runs had it."""
+    return Counter((r.error.type, shorten_message(r.error.message)) for r in case.runs if r.error is not None)
 
 
 def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:

@@ -4,7 +4,11 @@ Everything that can go wrong in a run stays in that run: an exception from
 the agent, a timeout, a return value that is not artifacts, an expectation
 that cannot be evaluated (an unreadable judge reply, an unknown custom
 predicate). Each becomes the run's `ErrorInfo` (type, message, traceback);
-nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`.
+nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`. A
+`CancelledError` the runner did not ask for (an agent, judge or predicate
+raised it) is that run's error too (`_control.runner_cancelling`). What
+the agent returned is made safe for the JSON record before it is scored
+(`_safe`), and exception text is taken defensively there.
 
 Timeouts: an async agent is cancelled; a sync agent runs on a daemon thread
 that Python cannot stop, so it is abandoned and the run moves on. The
@@ -14,6 +18,14 @@ that blocks the event loop (a `time.sleep` or a blocking client inside
 free, after the agent has returned. Such a run is still a timeout when it
 took longer than the timeout, so a blocking agent cannot pass a case it
 did not answer in time.
+
+Scoring runs on the event loop, and while it runs no other run makes
+progress; a shared `LoopClock` counts those seconds, and each timeout is
+extended by the scoring time that passed during its run (see `bounded`),
+so one case's slow scoring never makes another case time out. Why not a
+worker thread: the regex scans and most Python-level scoring hold the
+interpreter lock, so the loop would stall just the same. Regex matching is
+time-limited by the case's timeout (`compile/_regex.py`).
 
 Judges: a judge expectation runs on a worker thread, since a sync judge
 may block on HTTP. An `async def` judge is called there too, and the
@@ -28,8 +40,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import time
-import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -44,9 +55,23 @@ from ..compile._model import (
     Outcome,
     PredicateFn,
 )
+from ..compile._regex import disarm as disarm_matches
+from ..compile._regex import set_match_limit
 from ._context import CaseContext, with_recorded_calls
+from ._control import LoopClock, runner_cancelling
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
+from ._safe import (
+    Refused,
+    cancelled_info,
+    clip,
+    error_info,
+    exception_text,
+    make_safe,
+    safe_repr,
+    safe_text,
+    text_ok,
+)
 from ._threads import DaemonPool
 
 
@@ -66,37 +91,54 @@ async def execute_run(
     pool: DaemonPool,
     judge: JudgeFn | None = None,
     predicates: Mapping[str, PredicateFn] | None = None,
+    clock: LoopClock | None = None,
 ) -> RunResult:
     """Run ``case`` once against ``subject`` and score it; never raises but cancellation."""
+    clock = clock if clock is not None else LoopClock()
     timeout = case.settings.timeout_s
     start = time.perf_counter()
+    busy = clock.busy
     try:
-        raw, world, latency = await bounded(_invoke(subject, case, pool, index), timeout)
+        raw, world, latency = await bounded(_invoke(subject, case, pool, index), timeout, clock=clock)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
     except (Exception, SystemExit) as exc:
         return _error_run(index, time.perf_counter() - start, error_info(exc))
+    except asyncio.CancelledError as exc:
+        if runner_cancelling():
+            raise
+        return _error_run(index, time.perf_counter() - start, cancelled_info(exc, "the agent"))
+    scored = time.perf_counter()
     if subject.run_is_async or subject.setup_is_async:
-        elapsed = time.perf_counter() - start
+        stolen = clock.busy - busy  # other cases' scoring while this agent ran: not its time
+        latency = max(0.0, latency - stolen) if subject.run_is_async else latency
+        elapsed = scored - start - stolen
         if elapsed > timeout:  # the timer could not fire: the loop was blocked until the agent returned
             return _error_run(index, elapsed, _blocked_loop(timeout, elapsed))
-    artifacts, problem = coerce_artifacts(raw)
+    artifacts, problem, warnings = coerce_artifacts(raw)
     if artifacts is None:
+        clock.busy += time.perf_counter() - scored
         return _error_run(index, latency, problem)
     if artifacts.duration_s is None:
         artifacts = artifacts.model_copy(update={"duration_s": latency})
-    ctx = EvalContext(
-        artifacts=artifacts,
-        prompt=case.prompt,
-        world=world,
-        duration_s=latency,
-        judge=judge,
-        predicates=predicates if predicates is not None else subject.predicates,
-    )
-    results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout)
-    error = ErrorInfo(type="AgentError", message=artifacts.error) if artifacts.error else eval_error
+    predicates = subject.predicates if predicates is None else predicates
+    ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
+                      predicates=predicates)
+    set_match_limit(timeout)
+    try:  # scoring's loop time, from `scored` on, is added to the clock by evaluate
+        results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
+                                             began=scored)
+    finally:
+        disarm_matches()
+    return _scored(index, latency, artifacts, warnings, results, eval_error)
+
+
+def _scored(index: int, latency: float, artifacts: RunArtifacts, warnings: Sequence[str],
+            results: list[ExpectationResult], eval_error: ErrorInfo | None) -> RunResult:
+    """The result of a run whose agent returned artifacts."""
+    error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
     score = 0.0 if error else _product(r.credit for r in results)
     return RunResult(
         index=index,
@@ -106,6 +148,7 @@ async def execute_run(
         error=error,
         expectations=results,
         artifacts=artifacts,
+        **({"warnings": list(warnings)} if warnings else {}),  # most runs have none: skip validating an empty list
     )
 
 
@@ -115,36 +158,52 @@ async def evaluate(
     *,
     pool: DaemonPool,
     timeout: float,
+    clock: LoopClock | None = None,
+    began: float | None = None,
 ) -> tuple[list[ExpectationResult], ErrorInfo | None]:
     """Evaluate every expectation; the first one that raises makes the run an error.
 
     Judge expectations run on a worker thread (a blocking HTTP judge must not
-    stall the other runs), each bounded by the case's timeout.
+    stall the other runs), each bounded by the case's timeout. The time spent
+    on the loop (not awaiting a judge), from ``began`` (default: now), is
+    added to ``clock.busy``.
     """
+    clock = clock if clock is not None else LoopClock()
     results: list[ExpectationResult] = []
     first_error: ErrorInfo | None = None
+    began = time.perf_counter() if began is None else began
     for exp in expectations:
         try:
             if exp.needs_judge:
                 if ctx.judge is None:
-                    raise NoJudge("this expectation needs a judge, and none was configured (judge=...)")
-                outcome = await _judged(exp, ctx, pool, timeout)
+                    raise NoJudge("this expectation needs a judge, and none was configured: pass --judge PROVIDER:MODEL "
+                                  "to `evaldsl run` (--evl-judge to pytest, judge= in Python)")
+                clock.busy += time.perf_counter() - began
+                try:
+                    outcome = await _judged(exp, ctx, pool, timeout, clock)
+                finally:
+                    began = time.perf_counter()
             else:
                 outcome = exp.check(ctx)  # what exp(ctx) calls, one frame less: this is the hot loop
             if type(outcome) is not Outcome:
                 outcome = _as_outcome(outcome)
-        except (Exception, SystemExit) as exc:
-            info = error_info(exc)
+        except (Exception, SystemExit, asyncio.CancelledError) as exc:
+            if isinstance(exc, asyncio.CancelledError) and runner_cancelling():
+                clock.busy += time.perf_counter() - began
+                raise
+            info = error_info(exc) if not isinstance(exc, asyncio.CancelledError) else cancelled_info(exc, "it")
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
-            detail = f"could not be evaluated: {type(exc).__name__}: {exc}"
+            detail = f"could not be evaluated: {info.type}: {exception_text(exc, limit=500)}"
             results.append(_expectation(exp, 0.0, detail))
             continue
         results.append(_expectation(exp, outcome.credit, outcome.detail))
+    clock.busy += time.perf_counter() - began
     return results, first_error
 
 
-async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, timeout: float) -> Any:
+async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, timeout: float,
+                  clock: LoopClock) -> Any:
     """Evaluate a judge expectation on a worker; an awaitable the judge returns runs on this loop."""
     loop = asyncio.get_running_loop()
     judge: Callable[..., Any] = ctx.judge  # type: ignore[assignment]
@@ -162,7 +221,7 @@ async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, 
         return future.result()
 
     try:
-        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge")
+        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge", clock=clock)
     finally:
         over = True
         for future in pending:
@@ -173,7 +232,9 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "agent") -> Any:
+async def bounded(
+    awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None
+) -> Any:
     """Await ``awaitable`` in the current task for at most ``timeout`` seconds, else raise `RunTimeout`.
 
     A timer cancels the current task, as `asyncio.timeout` does (which needs
@@ -182,15 +243,26 @@ async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "age
     is abandoned). No extra task is made, so a run that finishes at once
     costs no extra trips through the event loop. An async agent that
     swallows `CancelledError` keeps its worker until it returns; its run is
-    still reported as a timeout.
+    still reported as a timeout. When the timer is due, the time the loop
+    spent scoring other cases meanwhile (``clock``) is added to it once more,
+    so that other cases' scoring does not count against this timeout.
+
+    A `CancelledError` that neither this timer nor anybody else asked for
+    (the agent raised it) propagates; `execute_run` records it.
     """
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
     fired = False
+    busy = clock.busy if clock is not None else 0.0
+    timer: asyncio.TimerHandle
 
     def expire() -> None:
-        nonlocal fired
+        nonlocal fired, busy, timer
+        if clock is not None and clock.busy > busy:  # other cases' scoring held the loop: give the time back
+            timer = loop.call_later(clock.busy - busy, expire)
+            busy = clock.busy
+            return
         fired = True
         task.cancel()
 
@@ -199,7 +271,7 @@ async def bounded(awaitable: Awaitable[Any], timeout: float, *, what: str = "age
         result = await awaitable
     except asyncio.CancelledError:
         if not fired or _still_cancelling(task):
-            raise  # Ctrl-C or -x: not ours to swallow
+            raise  # Ctrl-C, -x, or the agent's own CancelledError: not ours to swallow
         raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}") from None
     finally:
         timer.cancel()
@@ -215,25 +287,27 @@ def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
     return bool(uncancel is not None and uncancel() > 0)
 
 
-def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None]:
-    """Accept `RunArtifacts` or a dict of its fields; anything else is an error naming the type."""
-    if isinstance(raw, RunArtifacts):
-        return raw, None
+def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:
+    """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`).
+
+    Returns (artifacts, None, warnings), or (None, the error, []) for anything
+    else, naming the type or the invalid field.
+    """
     if isinstance(raw, dict):
         try:
-            return RunArtifacts.model_validate(raw), None
+            raw = RunArtifacts.model_validate(raw)
         except ValidationError as exc:
             message = f"the agent returned a dict that is not valid RunArtifacts: {_short(exc)}"
-            return None, ErrorInfo(type="TypeError", message=message)
-    shown = "None" if raw is None else type(raw).__qualname__
-    message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
-    return None, ErrorInfo(type="TypeError", message=message)
-
-
-def error_info(exc: BaseException) -> ErrorInfo:
-    """An exception as a record entry: its type, message and traceback."""
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc), traceback=tb)
+            return None, ErrorInfo(type="TypeError", message=message), []
+    elif not isinstance(raw, RunArtifacts):
+        shown = "None" if raw is None else safe_text(type(raw).__qualname__)
+        message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
+        return None, ErrorInfo(type="TypeError", message=message), []
+    try:
+        artifacts, warnings = make_safe(raw)
+    except Refused as exc:
+        return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}"), []
+    return artifacts, None, warnings
 
 
 async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool, index: int = 0) -> tuple[Any, Any, float]:
@@ -312,6 +386,8 @@ def _as_outcome(value: Any) -> Outcome:
 
 
 def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
+    if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
+        detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
     return ExpectationResult(
         label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
     )

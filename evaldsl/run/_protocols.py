@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..artifacts import RunArtifacts
 from ..compile._model import PredicateFn
+from ._safe import exception_text, safe_text
 
 
 @runtime_checkable
@@ -233,9 +234,10 @@ def import_object(spec: str) -> Any:
         else:
             module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ImportError(f"cannot import {module_name!r}: {exc}") from None
+        raise ImportError(f"cannot import {module_name!r}: {exception_text(exc, limit=2_000)}") from None
     except Exception as exc:  # the module itself failed while importing
-        raise ImportError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
+        text = exception_text(exc, limit=2_000)
+        raise ImportError(f"importing {module_name!r} raised {type(exc).__name__}: {text}") from None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -279,7 +281,7 @@ def display_name(obj: Any) -> str:
     for attr in ("name", "model"):
         value = getattr(obj, attr, None)
         if isinstance(value, str) and value:
-            return value
+            return safe_text(str.__str__(value))  # a lone surrogate would stop the record
     return type(obj).__name__
 
 
@@ -291,7 +293,7 @@ def _instantiate(obj: Any, what: str) -> Any:
     except Exception as exc:
         raise TypeError(
             f"cannot make {'an' if what[0] in 'aeiou' else 'a'} {what} from class {obj.__qualname__}: "
-            f"calling it with no arguments raised {type(exc).__name__}: {exc}"
+            f"calling it with no arguments raised {type(exc).__name__}: {exception_text(exc, limit=2_000)}"
         ) from exc
 
 

@@ -51,9 +51,10 @@ class ErrorInfo(_Model):
     """The exception's class name (``TimeoutError`` for a timeout, ``AgentError``
     when the agent reported ``error`` in its artifacts)."""
     message: str
-    """The exception's message, or the artifacts' ``error`` text."""
+    """The exception's message, or the artifacts' ``error`` text (cut at 65,536
+    characters, saying so; an unreadable message is replaced by its repr)."""
     traceback: str | None = None
-    """The formatted traceback, when an exception was raised."""
+    """The formatted traceback, when an exception was raised (cut likewise)."""
 
 
 class ExpectationResult(_Model):
@@ -91,6 +92,10 @@ class RunResult(_Model):
     """Each expectation's result, in case order (empty when the agent raised or timed out)."""
     artifacts: RunArtifacts | None = None
     """What the agent returned; null when it raised or timed out."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the runner had to change to record the artifacts: each value JSON
+    cannot hold (recorded as its repr), lone surrogates (escaped), NaN and the
+    infinities (kept as strings), with where it was; empty for plain JSON."""
 
 
 class Interval(_Model):

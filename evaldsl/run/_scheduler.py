@@ -15,7 +15,12 @@ thread. Raise it with ``-j`` for fast or local backends.
 
 `-x` (exitfirst): after the first case that fails or errors, no new run
 starts, runs in flight are cancelled (async) or abandoned (sync), and the
-cases they belonged to are left out of the report.
+cases they belonged to are left out of the report. These cancellations are
+the runner's own (`stop_task`); a `CancelledError` an agent, judge or
+predicate raises by itself is that run's error, so a case never vanishes.
+
+Every case's scoring runs on the event loop; a shared `LoopClock` counts
+that time so that other cases' timeouts are extended by it (`_execute`).
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
+from ._control import LoopClock, stop_task
 from ._execute import execute_run
 from ._protocols import Subject
 from ._record import CaseResult, RunResult
+from ._safe import error_info
 from ._stats import case_result
 from ._threads import DaemonPool
 
@@ -90,11 +97,17 @@ async def schedule(
                 yield i, r
 
     todo = units()
+    clock = LoopClock()
 
     async def worker() -> None:
         for i, r in todo:  # one shared iterator: each unit is taken once
             slot = slots[i]
-            run = await execute_run(subject, slot.case, r, pool=pool, judge=judge, predicates=predicates)
+            try:
+                run = await execute_run(
+                    subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
+                )
+            except Exception as exc:  # a runner bug must cost one run, never a worker and its cases
+                run = RunResult(index=r, passed=False, score=0.0, latency_s=0.0, error=error_info(exc))
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
@@ -128,6 +141,6 @@ async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
 
 async def _cancel(tasks: list[asyncio.Future]) -> None:
     for task in tasks:
-        task.cancel()
+        stop_task(task)  # type: ignore[arg-type]
     if tasks:
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -28,6 +28,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ._safe import exception_text
+
 _Job = tuple[contextvars.Context, Callable[..., Any], tuple[Any, ...], asyncio.Future, "_Inbox"]
 
 
@@ -113,7 +115,7 @@ class _Inbox:
             if future.done():  # abandoned after a timeout, or cancelled
                 continue
             if isinstance(exc, StopIteration):  # futures refuse StopIteration
-                future.set_exception(RuntimeError(f"StopIteration: {exc}"))
+                future.set_exception(RuntimeError(f"StopIteration: {exception_text(exc)}"))
             elif exc is not None:
                 future.set_exception(exc)
             else:

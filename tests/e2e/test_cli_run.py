@@ -474,3 +474,60 @@ def test_an_internal_error_exits_3_with_its_traceback(
     err = capsys.readouterr().err
     assert code == 3
     assert "internal error" in err and "RuntimeError: a bug in the report" in err
+
+
+# ---- hostile answers: the run and its record survive (issues 10, 11) ------------------
+
+HOSTILE_AGENT = '''
+import asyncio, datetime
+from evaldsl import RunArtifacts, ToolCall
+
+class Bad(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+async def agent(prompt):
+    if prompt == "circular":
+        t = [{"role": "user", "content": "hi"}]
+        t.append(t)
+        return RunArtifacts(final_text="ok", transcript=t)
+    if prompt == "datetime":
+        return RunArtifacts(final_text="ok", tool_calls=[ToolCall(name="t", args={"when": datetime.date(2026, 1, 2)})])
+    if prompt == "nan":
+        return RunArtifacts(final_text="ok", tool_calls=[ToolCall(name="t", args={"x": float("nan")})])
+    if prompt == "surrogate":
+        return RunArtifacts(final_text="ok \\ud800")
+    if prompt == "bad str":
+        raise Bad()
+    if prompt == "huge":
+        raise ValueError("x" * 5_000_000)
+    if prompt == "cancelled":
+        raise asyncio.CancelledError
+    if prompt == "backtrack":
+        return RunArtifacts(final_text="a" * 40 + "!")
+    return RunArtifacts(final_text="ok " + prompt)
+'''
+
+
+def test_hostile_answers_between_ordinary_cases_keep_the_run_and_every_case(work: Path) -> None:
+    write(work / "hostile_agent.py", HOSTILE_AGENT)
+    names = ["one", "circular", "datetime", "nan", "surrogate", "bad str", "huge", "cancelled", "two"]
+    cases = "".join(f'case "{n}"\n  prompt "{n}"\n  timeout 2s\n  expect final text contains "ok"\n\n'
+                    for n in names)
+    cases += 'case "backtrack"\n  prompt "backtrack"\n  timeout 1s\n  expect final text matches /^(a+)+$/\n\n'
+    cases += 'case "three"\n  prompt "three"\n  expect final text contains "ok"\n'
+    write(work / "hostile.evl", cases)
+    done = evaldsl(work, "hostile.evl", "--agent", "hostile_agent:agent", "-j", "1", "--json", "out.json")
+    assert done.returncode == 1, done.stderr  # failures and errors, not a crash (3)
+    data = record(work / "out.json")
+    assert data["meta"]["complete"] is True
+    status = {c["name"]: c["status"] for c in data["cases"]}
+    assert list(status) == [*names, "backtrack", "three"]
+    assert {n for n, s in status.items() if s == "passed"} == {"one", "two", "three", "circular", "datetime", "nan",
+                                                               "surrogate"}
+    assert {n for n, s in status.items() if s == "error"} == {"bad str", "huge", "cancelled", "backtrack"}
+    assert data["summary"]["errors"] == 4
+    nan_run = data["cases"][names.index("nan")]["runs"][0]
+    assert nan_run["artifacts"]["tool_calls"][0]["args"] == {"x": "NaN"} and nan_run["warnings"]
+    assert len(done.stdout) < 20_000  # the 5 MB message is cut on the terminal
+    assert "more characters, in the record" in done.stdout and "recorded with changes" in done.stdout

@@ -46,7 +46,7 @@ def test_record_round_trips_through_json() -> None:
     assert data["schema_version"] == SCHEMA_VERSION == 1
     assert set(data) == {"schema_version", "meta", "summary", "cases"}
     run = data["cases"][1]["runs"][0]
-    assert set(run) == {"index", "passed", "score", "latency_s", "error", "expectations", "artifacts"}
+    assert set(run) == {"index", "passed", "score", "latency_s", "error", "expectations", "artifacts", "warnings"}
     assert run["expectations"][0] == {"label": 'final text is "ok"', "passed": False, "credit": 0.0,
                                       "detail": "nope", "file": "t.evl", "line": 2}
     assert EvalReport.model_validate_json(report.model_dump_json()) == report

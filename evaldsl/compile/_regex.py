@@ -1,0 +1,124 @@
+"""Regex matching with a time limit: a catastrophic pattern fails its case, not the run.
+
+`expect final text matches /^(a+)+$/` against forty `a`s and a `!` takes
+Python's backtracking engine longer than anyone will wait, and it holds the
+interpreter (and the event loop) while it does. Why not a linear-time engine
+(google-re2): its `\\d`, `\\w`, `\\s`, `\\b`, `$` and case folding differ from
+Python's `re` on Unicode text, and the language promises Python `re`
+semantics (LANGUAGE.md); a second engine for "most" patterns would make the
+meaning of a pattern depend on the text. So every match stays Python `re`,
+and is given a time limit instead: the case's timeout (`set_match_limit`,
+set by the runner before scoring a run; `DEFAULT_LIMIT_S` otherwise).
+
+How: Python's regex engine checks for signals as it runs, so a one-shot
+``SIGALRM`` interval timer (`signal.setitimer`) whose handler raises
+`RegexTimeout` stops the match where it is. Arming and disarming the timer
+costs two system calls, a microsecond or two per match. Signals are
+delivered to the main thread only, which is where `evaldsl run` and the
+pytest plugin score; on Windows (no ``setitimer``), or when scoring runs on
+another thread (`run_suite` called from inside a running event loop runs on
+a helper thread), matching is not time-limited (docs/running.md). A timer
+that someone else had armed is put back, less the time the match took.
+
+The handler is installed once and stays (installing one costs tens of
+microseconds); it chains to the handler it replaced, so an alarm that is
+not ours is handled as before (the default action included).
+"""
+
+from __future__ import annotations
+
+import _signal
+import os
+import re
+import signal
+import threading
+import time
+from typing import Any
+
+DEFAULT_LIMIT_S = 10.0
+"""The time limit of a match outside the runner (a compiled check called directly)."""
+
+_state: dict[str, Any] = {"limit": DEFAULT_LIMIT_S, "armed": False, "ours": False, "previous": signal.SIG_DFL}
+# armed: a match is running; ours: the interval timer is set by us (perhaps after its match ended)
+_CAN_ALARM = hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
+_setitimer = getattr(signal, "setitimer", None)
+_ITIMER_REAL = getattr(signal, "ITIMER_REAL", 0)
+
+
+class RegexTimeout(Exception):
+    """A regex match took longer than its time limit (catastrophic backtracking?)."""
+
+
+def set_match_limit(seconds: float) -> None:
+    """The time limit of the matches that follow (the runner sets it to the case's timeout)."""
+    _state["limit"] = seconds
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    if _state["armed"]:
+        _state["armed"] = _state["ours"] = False
+        raise RegexTimeout
+    if _state["ours"]:  # our timer, due after its match had ended (see `disarm`): nothing to stop
+        _state["ours"] = False
+        return
+    previous = _state["previous"]  # someone else's alarm: theirs to handle
+    if callable(previous):
+        previous(signum, frame)
+    elif previous == signal.SIG_DFL:  # the default action (end the process), as if we were not here
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGALRM)
+
+
+def _install() -> bool:
+    """Make `_on_alarm` the SIGALRM handler (once; again if someone replaced it), chaining the old one."""
+    current = _signal.getsignal(signal.SIGALRM)  # _signal: signal's wrappers convert to enums, slowly
+    if current is _on_alarm:
+        return True
+    try:
+        _signal.signal(signal.SIGALRM, _on_alarm)
+    except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+        return False
+    _state["previous"] = signal.SIG_DFL if current is None else current
+    return True
+
+
+def search(regex: re.Pattern[str], text: str, what: str) -> re.Match[str] | None:
+    """``regex.search(text)``, stopped with `RegexTimeout` after the current limit.
+
+    Args:
+        what: what is matched, for the message (``the final text``).
+    """
+    if not _CAN_ALARM or _state["armed"] or threading.current_thread() is not threading.main_thread():
+        return regex.search(text)
+    if not _install():  # pragma: no cover
+        return regex.search(text)
+    limit = _state["limit"]
+    start = time.monotonic()
+    other_timer = _setitimer(_ITIMER_REAL, limit)[0]  # type: ignore[misc]
+    if _state["ours"]:
+        other_timer = 0.0  # what was left was our own timer, not someone else's
+    _state["armed"] = _state["ours"] = True
+    try:
+        return regex.search(text)
+    except RegexTimeout:
+        raise RegexTimeout(
+            f"matching /{regex.pattern}/ against {what} ({len(text):,} characters) took longer than "
+            f"{limit:g}s and was stopped (catastrophic backtracking? nested quantifiers like (a+)+ "
+            "make Python's regex engine exponential)"
+        ) from None
+    finally:
+        _state["armed"] = False
+        if other_timer > 0:  # someone else's timer: put it back now, less the time the match took
+            _state["ours"] = False
+            _setitimer(_ITIMER_REAL, max(1e-6, other_timer - (time.monotonic() - start)))  # type: ignore[misc]
+
+
+def disarm() -> None:
+    """Stop our timer, if one is still set (the runner calls it after scoring a run).
+
+    A match leaves its timer set, so that a run with several matches costs
+    one system call per match, plus this one, instead of two per match.
+    """
+    if _state["ours"]:
+        _state["ours"] = False
+        _setitimer(_ITIMER_REAL, 0)  # type: ignore[misc]
