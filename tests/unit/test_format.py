@@ -574,3 +574,11 @@ def test_text_that_does_not_parse_raises() -> None:
     with pytest.raises(EvlError) as info:
         format_text('case "a"\n  expect caled t\n', "bad.evl")
     assert info.value.errors[0].span.file == "bad.evl"
+
+
+def test_the_public_format_takes_a_line_width() -> None:
+    import evaldsl
+
+    src = 'expect called t with <a: 1, b: 2>\n'
+    assert evaldsl.format(src, line_width=30) == format_text(src, line_width=30) != src
+    assert evaldsl.format(src) == src
