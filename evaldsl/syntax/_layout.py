@@ -16,8 +16,9 @@ lets a line break stand), any other statement is one segment.
   the closing bracket back at that line's indentation, when: it holds a
   comment; or the source wrote it over several lines with a comma after
   its last entry (as black's "magic trailing comma"); or a line of the
-  statement is wider than the width, outermost brackets first, until every
-  line fits or no bracket is left to break.
+  statement is wider than the width: the outermost unbroken brackets on
+  the too-wide lines break, one nesting level a round, until every line
+  fits or no bracket is left to break.
 - **Comments** stay where they are: one inside a bracket stays inside it, at
   the end of its entry's line or on its own line before the next entry; one
   at the end of a line stays at the end of that line; one on a line of its
@@ -223,8 +224,9 @@ class Statement:
                 self._break(node)
         breaks = self._source_breaks() | self._width_breaks()
         chunks = self._chunks(breaks)
-        while (node := self._next_to_break(chunks, breaks)) is not None:
-            self._break(node)
+        while nodes := self._next_to_break(chunks, breaks):  # one nesting level a round
+            for node in nodes:
+                self._break(node)
             chunks = self._chunks(breaks)
         return self._join(chunks, breaks, loose)
 
@@ -287,11 +289,12 @@ class Statement:
             text += (pad if i in breaks else " ") + chunk
         return text
 
-    def _next_to_break(self, chunks: list[str], breaks: set[int]) -> Any:
-        """The outermost bracket not yet broken that stands on a line too wide, if any."""
+    def _next_to_break(self, chunks: list[str], breaks: set[int]) -> list[Any]:
+        """The outermost brackets not yet broken that stand on a line too wide."""
         wide = [line for line in self._text(chunks, breaks).split("\n") if len(line) > self.width]
         if not wide:
-            return None
+            return []
+        found = []
         for node, parent in self.brackets:
             if id(node) in self.broken or not _children(node):
                 continue
@@ -299,8 +302,8 @@ class Statement:
                 continue
             first = render(node, long_indent=0).split("\n")[0]
             if any(first in line for line in wide):
-                return node
-        return None
+                found.append(node)
+        return found
 
     def _hook(self, un: _Unparser, node: Any) -> str | None:
         if not isinstance(node, BRACKETS) or id(node) not in self.broken:
