@@ -145,8 +145,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 def _changed(file: Path, text: str, new: str, args: argparse.Namespace) -> int:
     """Show, or write, a file's new layout; the exit code that asks for."""
     if args.diff:
-        sys.stdout.writelines(difflib.unified_diff(
-            text.splitlines(keepends=True), new.splitlines(keepends=True), str(file), str(file)))
+        sys.stdout.writelines(difflib.unified_diff(_lines(text), _lines(new), str(file), str(file)))
     if args.check or args.diff:
         print(f"would reformat {file}", file=sys.stderr)
         return 1
@@ -157,6 +156,12 @@ def _changed(file: Path, text: str, new: str, args: argparse.Namespace) -> int:
         return 4
     print(f"reformatted {file}", file=sys.stderr)
     return 0
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as the parser sees them: a lone `\\r` (or U+2028) is not a line break."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def cmd_compile(args: argparse.Namespace) -> int:

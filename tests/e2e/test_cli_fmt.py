@@ -87,3 +87,11 @@ def test_line_width_option(tmp_path: Path) -> None:
     assert main(["fmt", "--line-width", "30", str(path)]) == 0
     assert path.read_text() == 'case "c"\n  expect called t with <\n    a: 1,\n    b: 2,\n  >\n'
     assert main(["fmt", "--line-width", "5", str(path)]) == 4  # a usage error
+
+
+def test_diff_shows_lines_as_the_parser_sees_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "d.evl", "# a\rb\n" + CASE.replace("  prompt", "prompt"))
+    assert main(["fmt", "--diff", str(path)]) == 1
+    diff = capsys.readouterr().out.split("\n")
+    assert "-prompt \"p\"" in diff and "+  prompt \"p\"" in diff
+    assert not any(line.startswith(("-b", "+b")) for line in diff)  # `# a\rb` is one line, unchanged
