@@ -94,4 +94,4 @@ def test_diff_shows_lines_as_the_parser_sees_them(tmp_path: Path, capsys: pytest
     assert main(["fmt", "--diff", str(path)]) == 1
     diff = capsys.readouterr().out.split("\n")
     assert "-prompt \"p\"" in diff and "+  prompt \"p\"" in diff
-    assert not any(line.startswith(("-b", "+b")) for line in diff)  # `# a\rb` is one line, unchanged
+    assert " # a\rb" in diff  # one line, unchanged: context
