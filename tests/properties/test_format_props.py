@@ -9,7 +9,10 @@ on their own lines and inside multi-line statements, and blank lines.
 
 For every such file: formatting is idempotent, keeps the meaning (the AST,
 spans aside) and keeps every comment, and its output has no trailing white
-space and ends in exactly one newline.
+space and ends in exactly one newline. The same at narrow line widths
+(every bracket and chain broken), and with lone `\r` characters dropped in
+anywhere: what still parses formats to the same AST and compiles to the
+same cases.
 """
 
 from __future__ import annotations
@@ -402,7 +405,7 @@ def test_output_is_tidy(src: str) -> None:
         assert "\n\n\n" not in out
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=60)
 @given(evl_file(), st.sampled_from([20, 40, 60]))
 def test_narrow_widths_keep_meaning_and_are_idempotent(src: str, width: int) -> None:
     out = format_text(src, line_width=width)
@@ -418,7 +421,7 @@ def compiled(text: str) -> object:
     return _meaning(text, "/nonexistent-evaldsl-base")
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=40)
 @given(evl_file(), st.lists(st.integers(0, 10_000), min_size=1, max_size=4))
 def test_lone_carriage_returns_keep_their_meaning(src: str, cuts: list[int]) -> None:
     """A lone `\\r` (white space to the lexer, text in a comment or string) survives fmt."""
