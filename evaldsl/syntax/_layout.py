@@ -98,7 +98,11 @@ def segments(stmt: Any) -> list[Seg]:
         return [Seg("", stmt)]
     segs = _chain(stmt.expectation.expr, "")
     segs[0].prefix = "expect " + segs[0].prefix
-    return segs + [Seg("", f, "else") for f in stmt.expectation.fallbacks]
+    for fallback in stmt.expectation.fallbacks:
+        more = _chain(fallback.expr, "else")
+        more[-1].suffix += " for " + render(fallback.credit)
+        segs += more
+    return segs
 
 
 def _chain(node: Any, kind: str) -> list[Seg]:
@@ -113,7 +117,11 @@ def _chain(node: Any, kind: str) -> list[Seg]:
             else:
                 out += _chain(item, this)
         return out
-    if isinstance(node, (a.CalledSequence, a.CallsAre)) and len(node.steps) > 1:
+    if isinstance(node, a.Negation) and _is_chain(node.expr):  # not called a then b
+        out = _chain(node.expr, "")
+        out[0].prefix, out[0].kind = f"{word}not {out[0].prefix}", kind
+        return out
+    if _is_chain(node):
         head = "called " if isinstance(node, a.CalledSequence) else "calls are "
         out = [Seg(word + head, node.steps[0], kind)]
         out += [Seg("then ", s, "then") for s in node.steps[1:]]
@@ -122,6 +130,10 @@ def _chain(node: Any, kind: str) -> list[Seg]:
             out[-1].suffix = " " + render(count)
         return out
     return [Seg(word, node, kind)]
+
+
+def _is_chain(node: Any) -> bool:
+    return isinstance(node, (a.CalledSequence, a.CallsAre)) and len(node.steps) > 1
 
 
 # ------------------------------------------------------------ brackets --

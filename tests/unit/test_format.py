@@ -582,3 +582,15 @@ def test_the_public_format_takes_a_line_width() -> None:
     src = 'expect called t with <a: 1, b: 2>\n'
     assert evaldsl.format(src, line_width=30) == format_text(src, line_width=30) != src
     assert evaldsl.format(src) == src
+
+
+def test_continuation_lines_under_not_and_in_fallbacks_are_kept() -> None:
+    src = block('''
+        case "a"
+          expect not called a
+            then b
+          expect first call a else called a
+            then b for 0.5
+            else not called x then y for 0.1
+    ''')
+    assert fmt(src) == src
