@@ -1,4 +1,4 @@
-"""Every whole-file example of the docs and README is already in `evaldsl fmt`'s layout.
+"""Every whole-file example of the docs and README, and every shipped suite, is in `fmt`'s layout.
 
 An ``evl`` block of docs/*.md or README.md must come out of the formatter
 unchanged (as `evaldsl fmt --check` would find it), so the docs show the
@@ -36,3 +36,12 @@ def test_example_is_in_fmt_layout(block: Block, tmp_path: Path) -> None:
         assert SHOWS_A_LAYOUT_FMT_FIXES not in codes
     else:
         assert out == block.text
+
+
+SUITES = sorted((ROOT / "suites").rglob("*.evl"))
+
+
+@pytest.mark.parametrize("path", SUITES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_shipped_suite_is_in_fmt_layout(path: Path) -> None:
+    text = path.read_bytes().decode("utf-8")
+    assert format(text, str(path)) == text
