@@ -89,7 +89,8 @@ def render(node: Any, *, long_indent: int | None = None, hook: Hook | None = Non
 
 
 def expectation_parts(node: a.Expectation, *, long_indent: int | None = None) -> list[str]:
-    """An expectation cut where the formatter may break its line.
+    """An expectation cut before each `then` of its chain and each `else` (the formatter
+    cuts finer, at `and` / `or` too: `_layout.segments`).
 
     The first part is the main expression up to its first `then` (the whole
     expression unless it is a `called ... then` or `calls are` chain); each
