@@ -52,15 +52,20 @@ def compile(
     return compile_suite(source, filename, predicates=predicates, base_dir=base_dir)
 
 
-def format(text: str, filename: str = "<string>") -> str:
+def format(text: str, filename: str = "<string>", *, line_width: int = 100) -> str:
     """Return .evl text in canonical layout, every comment kept.
+
+    Args:
+        text: .evl source.
+        filename: used in diagnostics.
+        line_width: columns a line may take before it is broken, where breaking helps.
 
     Raises:
         EvlError: when the text does not parse.
     """
     from .syntax._format import format_text
 
-    return format_text(text, filename)
+    return format_text(text, filename, line_width=line_width)
 
 
 def load(

@@ -42,8 +42,10 @@ def baseline_dir() -> Path:
 
 def baseline_files() -> dict[str, str]:
     """The baseline's files, file name -> text, sorted by name (the library included)."""
+    from .compile._compiler import read_source  # the one reader of .evl files
+
     paths = sorted(baseline_dir().glob("*.evl"))
-    return {path.name: path.read_text(encoding="utf-8") for path in paths}
+    return {path.name: read_source(path) for path in paths}
 
 
 def baseline() -> list[CompiledSuite]:

@@ -89,10 +89,15 @@ def add_language_commands(sub: Any) -> None:
                    help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)")
+    p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)",
+                       epilog=_FMT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, or - for stdin to stdout")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
     p.add_argument("--diff", action="store_true", help="change nothing; print a unified diff")
+    p.add_argument("--line-width", type=_width, default=100, metavar="N",
+                   help="columns a line may take before fmt breaks it (default 100)")
+    p.add_argument("--error-format", choices=("long", "short"), default="long",
+                   help="how a file that does not parse is reported (as for check)")
     p.set_defaults(func=cmd_fmt)
 
     p = sub.add_parser("compile", help="compile one .evl file and print what it compiles to")
@@ -172,43 +177,70 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if errors or (args.strict and warnings) else 0
 
 
+_FMT_EPILOG = """\
+exit codes: 0 every file is (or now is) formatted; 1 with --check or --diff, a file
+would be reformatted; 4 a file does not parse or cannot be read (nothing is written
+to it), or no .evl file was found. The highest applicable code wins."""
+
+
+def _width(text: str) -> int:
+    value = int(text)
+    if value < 20:
+        raise argparse.ArgumentTypeError("the line width must be at least 20")
+    return value
+
+
 def cmd_fmt(args: argparse.Namespace) -> int:
+    from ..compile._compiler import decode_source, read_source
     from ..syntax._diagnostics import EvlError
     from ..syntax._format import format_text
 
     if args.paths == ["-"]:
-        text = sys.stdin.read()
         try:
-            sys.stdout.write(format_text(text, "<stdin>"))
+            text = decode_source(sys.stdin.buffer.read(), "<stdin>")
+            sys.stdout.write(format_text(text, "<stdin>", line_width=args.line_width))
         except EvlError as exc:
-            print(exc.render(), file=sys.stderr)
-            return 1
+            print(exc.render(style=args.error_format), file=sys.stderr)
+            return 4
         return 0
+    files = expand_paths(args.paths)
+    if not files:
+        print("evaldsl: no .evl files found", file=sys.stderr)
+        return 4
     status = 0
-    for file in expand_paths(args.paths):
+    for file in files:
         try:
-            text = file.read_text(encoding="utf-8")
-            new = format_text(text, str(file))
+            text = read_source(file)  # the reader of check and run: no newline translation
+            new = format_text(text, str(file), line_width=args.line_width)
         except EvlError as exc:
-            print(exc.render(), file=sys.stderr)
-            status = 1
+            print(exc.render(style=args.error_format), file=sys.stderr)
+            status = 4
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            print(f"evaldsl: cannot read {file}: {exc}", file=sys.stderr)
-            status = 1
-            continue
-        if new == text:
-            continue
-        if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(
-                text.splitlines(keepends=True), new.splitlines(keepends=True), str(file), str(file)))
-        if args.check or args.diff:
-            print(f"would reformat {file}", file=sys.stderr)
-            status = 1
-        else:
-            file.write_text(new, encoding="utf-8")
-            print(f"reformatted {file}", file=sys.stderr)
+        if new != text:
+            status = max(status, _changed(file, text, new, args))
     return status
+
+
+def _changed(file: Path, text: str, new: str, args: argparse.Namespace) -> int:
+    """Show, or write, a file's new layout; the exit code that asks for."""
+    if args.diff:
+        sys.stdout.writelines(difflib.unified_diff(_lines(text), _lines(new), str(file), str(file)))
+    if args.check or args.diff:
+        print(f"would reformat {file}", file=sys.stderr)
+        return 1
+    try:
+        file.write_bytes(new.encode("utf-8"))
+    except OSError as exc:
+        print(f"evaldsl: cannot write {file}: {exc.strerror}", file=sys.stderr)
+        return 4
+    print(f"reformatted {file}", file=sys.stderr)
+    return 0
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as the parser sees them: a lone `\\r` (or U+2028) is not a line break."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def cmd_compile(args: argparse.Namespace) -> int:

@@ -348,12 +348,21 @@ def compile_file(
 
 
 def read_source(path: str | Path, shown: str | None = None) -> str:
-    """The text of a .evl file; an unreadable, non-UTF-8 or binary file is an EvlError naming it."""
+    """The text of a .evl file; an unreadable, non-UTF-8 or binary file is an EvlError naming it.
+
+    Every command reads .evl files through here (and stdin through `decode_source`):
+    no newline translation, so a lone `\\r` stays what the parser makes of it.
+    """
     shown = str(path) if shown is None else shown
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise EvlError([error("E002", f"cannot read {shown}: {exc.strerror}", a.Span(file=shown))]) from None
+    return decode_source(data, shown)
+
+
+def decode_source(data: bytes, shown: str) -> str:
+    """The text of .evl bytes read from a file or stdin, as `read_source` checks it."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

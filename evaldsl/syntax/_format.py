@@ -7,16 +7,17 @@ Layout: suite head statements at column 0; a blank line before every
 `case` and `tool` block; block bodies indented two spaces and examples rows
 four, with their columns padded to one width; one blank line where the
 source had one or more between two statements (or comments); long strings
-as `\"\"\"` blocks whose lines stand two spaces inside their statement; an
-`expect` longer than `MAX_WIDTH` whose expression is a `then` chain or has
-`else` fallbacks broken before each `then` / `else`.
+as `\"\"\"` blocks whose lines stand two spaces inside their line. Within a
+statement (`_layout.py`): lines no wider than `line_width` where breaking
+can help, continuation lines (`then`, `and`, `or`, `else`) kept where the
+source had them, long brackets one entry per line.
 
 Comments live outside the AST (`Suite.comments`, with spans), so they are
 placed by line number. Each statement is a unit covering its source lines:
-a comment on a unit's last line stays at the end of that line; one on
-another line of a multi-line unit moves to its own line just before it; a
-comment on a line of its own goes before the next unit, indented like it;
-comments after the last unit stay at the end of the file.
+a comment on a line of its own goes before the next unit, indented like it;
+one within a unit's lines is placed by `_layout.Statement` (at the end of
+its line, inside its bracket, or above the statement); comments after the
+last unit stay at the end of the file.
 """
 
 from __future__ import annotations
@@ -26,54 +27,59 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _ast as a
-from ._unparse import expectation_parts, render
+from ._layout import BODY_INDENT, Source, Statement, segments
+from ._unparse import render
 
-MAX_WIDTH = 88
-"""Columns an `expect` line may take before a `then` / `else` chain is broken."""
+LINE_WIDTH = 100
+"""Columns a line may take before the formatter breaks it (`line_width=` to change)."""
 
-BODY_INDENT = 2
+Pos = tuple[int, int]
 
 
 @dataclass
 class _Unit:
-    """One statement's output lines, and where it stood in the source."""
+    """One statement (or examples row), and where it stood in the source."""
 
-    lines: list[str]
+    node: Any  # the statement to lay out; None for an examples row, laid out in `lines`
     start: int  # -1 until known (a node built by hand has no span)
     end: int
     indent: int
     header: bool = False
+    lines: list[str] = field(default_factory=list)
     leading: list[tuple[int, str]] = field(default_factory=list)
-    inner: list[str] = field(default_factory=list)
-    trailing: str | None = None
+    comments: list[tuple[Pos, str]] = field(default_factory=list)
 
 
-def format_text(text: str, filename: str = "<string>") -> str:
+def format_text(text: str, filename: str = "<string>", *, line_width: int = LINE_WIDTH) -> str:
     """Parse .evl source and return it in canonical layout.
 
     Args:
         text: the file's contents.
         filename: used in the error raised for text that does not parse.
+        line_width: columns a line may take before it is broken (where it can be).
 
     Raises:
         EvlError: when `text` has a syntax or placement error.
     """
     from ._parser import parse
 
-    return format_suite(parse(text, filename), text)
+    return format_suite(parse(text, filename), text, line_width=line_width)
 
 
-def format_suite(suite: a.Suite, source: str) -> str:
+def format_suite(suite: a.Suite, source: str, *, line_width: int = LINE_WIDTH) -> str:
     """Print a parsed suite in canonical layout, with its comments.
 
     Args:
         suite: the suite, as `parse` returned it (spans and `comments` set);
             nodes without spans are laid out with no blank lines kept.
-        source: the text it was parsed from, read only to find blank lines.
+        source: the text it was parsed from, read to find blank lines, line
+            breaks and trailing commas.
+        line_width: as in `format_text`.
     """
+    src = Source(source)
     units = _units(suite)
     tail = _place_comments(units, suite.comments)
-    lines = _emit(units, tail, source.split("\n"))
+    lines = _emit(units, tail, src, line_width)
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -84,7 +90,7 @@ def _units(suite: a.Suite) -> list[_Unit]:
     units: list[_Unit] = []
     for item in suite.items:
         if isinstance(item, (a.Case, a.Tool)):
-            units.append(_unit(item, 0, [render(item, long_indent=0)], header=True))
+            units.append(_unit(item, 0, header=True))
             for stmt in item.body:
                 units.extend(_statement(stmt, BODY_INDENT))
         else:
@@ -97,33 +103,17 @@ def _units(suite: a.Suite) -> list[_Unit]:
     return units
 
 
-def _unit(node: Any, indent: int, lines: list[str], header: bool = False) -> _Unit:
+def _unit(node: Any, indent: int, header: bool = False, lines: list[str] | None = None) -> _Unit:
     span = node.span
     start, end = (-1, -1) if span is None else (span.line, span.end_line)
-    pad = " " * indent
-    return _Unit([pad + lines[0], *lines[1:]], start, end, indent, header)
+    return _Unit(None if lines else node, start, end, indent, header, lines or [])
 
 
 def _statement(stmt: Any, indent: int) -> list[_Unit]:
-    if isinstance(stmt, a.ExpectStmt):
-        return [_unit(stmt, indent, _expect_lines(stmt, indent))]
-    head = _unit(stmt, indent, render(stmt, long_indent=indent).split("\n"))
+    head = _unit(stmt, indent)
     if isinstance(stmt, a.ExamplesStmt) and stmt.rows:
         return [head, *_table(stmt.rows, indent + BODY_INDENT)]
     return [head]
-
-
-def _expect_lines(stmt: a.ExpectStmt, indent: int) -> list[str]:
-    """`expect ...` on one line, or broken before each `then` / `else` when too wide."""
-    parts = expectation_parts(stmt.expectation, long_indent=indent)
-    text = "expect " + " ".join(parts)
-    if len(parts) > 1 and _too_wide(" " * indent + text):
-        text = "expect " + ("\n" + " " * (indent + BODY_INDENT)).join(parts)
-    return text.split("\n")
-
-
-def _too_wide(text: str) -> bool:
-    return any(len(line) > MAX_WIDTH for line in text.split("\n"))
 
 
 def _table(rows: tuple[a.TableRow, ...], indent: int) -> list[_Unit]:
@@ -136,7 +126,8 @@ def _table(rows: tuple[a.TableRow, ...], indent: int) -> list[_Unit]:
     units = []
     for node, texts in zip(rows, cells):
         padded = [t + " " * (widths[j] - _last_width(t)) for j, t in enumerate(texts)]
-        units.append(_unit(node, indent, ("| " + " | ".join(padded) + " |").split("\n")))
+        line = " " * indent + "| " + " | ".join(padded) + " |"
+        units.append(_unit(node, indent, lines=line.split("\n")))
     return units
 
 
@@ -151,7 +142,7 @@ def _last_width(text: str) -> int:
 def _place_comments(
     units: list[_Unit], comments: tuple[a.Comment, ...]
 ) -> list[tuple[int, int, str]]:
-    """Attach each comment to a unit; return those after the last unit (line, column, text)."""
+    """Give each comment to a unit; return those after the last unit (line, column, text)."""
     owner: dict[int, _Unit] = {}
     for each in units:
         for line in range(each.start, each.end + 1):
@@ -161,10 +152,8 @@ def _place_comments(
     placed = sorted((c.span.line, c.span.column, c.text.rstrip()) for c in comments if c.span)
     for line, column, text in placed:
         unit = owner.get(line)
-        if unit is not None and line == unit.end and unit.trailing is None:
-            unit.trailing = text
-        elif unit is not None:
-            unit.inner.append(text)
+        if unit is not None:
+            unit.comments.append(((line, column), text))
         elif (i := bisect.bisect_right(starts, line)) < len(units):
             units[i].leading.append((line, text))
         else:
@@ -174,12 +163,26 @@ def _place_comments(
     return tail
 
 
+def _lay_out(unit: _Unit, source: Source, width: int) -> tuple[list[str], list[str]]:
+    """A unit's lines, and the comments that move to their own lines above it."""
+    if unit.node is not None:
+        return Statement(segments(unit.node), unit.indent, width, source).lay_out(unit.comments)
+    lines, moved = list(unit.lines), []
+    for (line, _), text in unit.comments:  # an examples row: at its end, or above it
+        if line == unit.end:  # one comment at most: it runs to the end of the line
+            lines[-1] += "  " + text
+        else:
+            moved.append(text)
+    return lines, moved
+
+
 # ------------------------------------------------------------- emit --
 
 
-def _emit(units: list[_Unit], tail: list[tuple[int, int, str]], source: list[str]) -> list[str]:
+def _emit(units: list[_Unit], tail: list[tuple[int, int, str]], src: Source, width: int) -> list[str]:
     out: list[str] = []
     previous: int | None = None
+    source = src.lines
 
     def blank_before(line: int) -> bool:
         return previous is not None and any(
@@ -188,15 +191,14 @@ def _emit(units: list[_Unit], tail: list[tuple[int, int, str]], source: list[str
 
     for unit in units:
         pad = " " * unit.indent
-        body = [pad + text for text in unit.inner] + unit.lines
-        if unit.trailing:
-            body[-1] += "  " + unit.trailing
+        lines, moved = _lay_out(unit, src, width)
+        body = [pad + text for text in moved] + lines
         chunks = [(line, line, [pad + text]) for line, text in unit.leading]
         chunks.append((unit.start, unit.end, body))
-        for i, (start, end, lines) in enumerate(chunks):
+        for i, (start, end, chunk) in enumerate(chunks):
             if blank_before(start) or (unit.header and i == 0 and previous is not None):
                 out.append("")
-            out.extend(lines)
+            out.extend(chunk)
             previous = end
     last_indent = units[-1].indent if units else 0
     for line, column, text in tail:

@@ -63,9 +63,9 @@ def unparse(node: Any) -> str:
     """The canonical source text of an AST node, on one line.
 
     Args:
-        node: any `evaldsl.syntax._ast` node. A `Suite` gives the whole
-            formatted file (without comments); `Case` and `Tool` give their
-            header line; `ExamplesStmt` gives its `examples` line only.
+        node: any `evaldsl.syntax._ast` node but a `Suite` (a file is laid
+            out by the formatter, `_format.format_suite`); `Case` and `Tool`
+            give their header line; `ExamplesStmt` its `examples` line only.
 
     Raises:
         TypeError: when `node` is not an AST node.
@@ -73,20 +73,24 @@ def unparse(node: Any) -> str:
     return _ONE_LINE(node)
 
 
-def render(node: Any, *, long_indent: int | None = None) -> str:
+def render(node: Any, *, long_indent: int | None = None, hook: Hook | None = None) -> str:
     """Like `unparse`, but with long strings as `\"\"\"` blocks when `long_indent` is set.
 
     Args:
         node: any AST node.
-        long_indent: the column (0-based) of the statement that holds the
-            node; long strings put their content lines and closing quotes
-            two spaces further in. None renders them as one-line strings.
+        long_indent: the column (0-based) of the line the node starts on;
+            long strings put their content lines and closing quotes two
+            spaces further in. None renders them as one-line strings.
+        hook: asked first about every node (see `_Unparser`).
     """
-    return _Unparser(long_indent)(node) if long_indent is not None else _ONE_LINE(node)
+    if long_indent is None and hook is None:
+        return _ONE_LINE(node)
+    return _Unparser(long_indent, hook)(node)
 
 
 def expectation_parts(node: a.Expectation, *, long_indent: int | None = None) -> list[str]:
-    """An expectation cut where the formatter may break its line.
+    """An expectation cut before each `then` of its chain and each `else` (the formatter
+    cuts finer, at `and` / `or` too: `_layout.segments`).
 
     The first part is the main expression up to its first `then` (the whole
     expression unless it is a `called ... then` or `calls are` chain); each
@@ -172,19 +176,35 @@ def _u_escape(ch: str) -> str:
     return "\\t" if ch == "\t" else f"\\u{ord(ch):04x}"
 
 
+Hook = Callable[["_Unparser", Any], "str | None"]
+"""A formatter's say over a node: its text, or None for the canonical one-line text."""
+
+
 class _Unparser:
-    """Renders nodes; `long_indent` says how to lay out long strings (None: one line)."""
+    """Renders nodes; `long_indent` says how to lay out long strings (None: one line).
 
-    __slots__ = ("long_indent",)
+    `long_indent` is the indentation of the line a node starts on; `hook`,
+    when set, is asked first about every node (the formatter breaks long
+    brackets over several lines this way).
+    """
 
-    def __init__(self, long_indent: int | None) -> None:
+    __slots__ = ("hook", "long_indent")
+
+    def __init__(self, long_indent: int | None, hook: Hook | None = None) -> None:
         self.long_indent = long_indent
+        self.hook = hook
 
     def __call__(self, node: Any) -> str:
+        if self.hook is not None and (text := self.hook(self, node)) is not None:
+            return text
         method = _METHODS.get(type(node))
         if method is None:
             raise TypeError(f"cannot unparse {type(node).__name__}: not an .evl AST node")
         return method(self, node)
+
+    def at(self, indent: int) -> _Unparser:
+        """The same renderer for a node that starts a line indented by `indent`."""
+        return _Unparser(indent, self.hook)
 
     def opt(self, prefix: str, node: Any) -> str:
         """`prefix + text` for an optional child, or nothing."""
@@ -357,6 +377,5 @@ def _param(un: _Unparser, n: a.ParamStmt) -> str:
 
 @_on(a.Suite)
 def _suite(un: _Unparser, n: a.Suite) -> str:
-    from ._format import format_suite  # the formatter builds on this module
-
-    return format_suite(n.model_copy(update={"comments": ()}), "")
+    raise TypeError("a whole file is laid out by the formatter (`evaldsl.format`, "
+                    "`_format.format_suite`), not by `unparse`")

@@ -8,7 +8,7 @@ import pytest
 
 from evaldsl.syntax import _ast as a
 from evaldsl.syntax._diagnostics import EvlError
-from evaldsl.syntax._format import MAX_WIDTH, format_suite, format_text
+from evaldsl.syntax._format import LINE_WIDTH, format_suite, format_text
 from evaldsl.syntax._parser import parse
 
 
@@ -118,15 +118,36 @@ def test_object_syntax_and_spacing_become_canonical() -> None:
     ''')
 
 
-def test_multi_line_statement_joins_into_one_line() -> None:
+def test_a_broken_bracket_without_a_trailing_comma_joins_into_one_line() -> None:
     out = fmt('''
         case "a"
           expect called t with <
               a: 1,
-              b: 2,
+              b: 2
           >
     ''')
     assert out == 'case "a"\n  expect called t with <a: 1, b: 2>\n'
+
+
+def test_a_broken_bracket_with_a_trailing_comma_stays_broken() -> None:
+    out = fmt('''
+        case "a"
+          expect called t with <a: 1,
+                                b: [1, 2,
+                                ],>
+          setup <x: 1,>
+    ''')
+    assert out == block('''
+        case "a"
+          expect called t with <
+            a: 1,
+            b: [
+              1,
+              2,
+            ],
+          >
+          setup <x: 1>
+    ''')
 
 
 def test_examples_table_is_padded() -> None:
@@ -226,8 +247,8 @@ def test_long_string_inside_a_pattern_and_after_it() -> None:
           expect judge """
             be kind
             """ at least 0.5 and called t with <x: """
-            y
-            """>
+              y
+              """>
     ''')
 
 
@@ -237,29 +258,53 @@ def test_long_string_inside_a_pattern_and_after_it() -> None:
 def test_long_then_chain_breaks_before_each_then() -> None:
     out = fmt('''
         case "a"
-          expect called search with <query: contains "weather"> then send_email with <to: "bob@example.com">
+          expect called search with <query: contains "weather"> then send_email with <to: "bob@example.com", cc: absent>
     ''')
     assert out == block('''
         case "a"
           expect called search with <query: contains "weather">
-            then send_email with <to: "bob@example.com">
+            then send_email with <to: "bob@example.com", cc: absent>
     ''')
 
 
-def test_short_chain_joins_onto_one_line() -> None:
-    out = fmt('case "a"\n  expect called a\n    then b\n\n    then c\n')
-    assert out == 'case "a"\n  expect called a then b then c\n'
+def test_continuation_lines_of_the_source_are_kept() -> None:
+    src = '''
+        case "a"
+          expect called a
+            then b
+
+            then c
+          expect final text contains "x"
+                and final text contains "y" or no error
+          expect first call a
+            else no error for 0.5
+    '''
+    assert fmt(src) == block('''
+        case "a"
+          expect called a
+            then b
+            then c
+          expect final text contains "x"
+            and final text contains "y" or no error
+          expect first call a
+            else no error for 0.5
+    ''')
+
+
+def test_a_short_chain_on_one_line_stays_on_one_line() -> None:
+    assert fmt('case "a"\n  expect  called a then b   then c\n') == 'case "a"\n  expect called a then b then c\n'
 
 
 def test_fallbacks_break_before_else() -> None:
     out = fmt('''
-        expect first call calculator with <op: mul, a: 23, b: 19, c: 1> else first call search for 0.5
-        expect calls are read_file with <path: "src/main.rs"> then list_files then read_file else no error for 0.2
+        expect first call calculator with <op: mul, a: 23, b: 19, c: 1, d: 2, e: 3, f: 4> else first call search for 0.5
+        expect calls are read_file with <path: "src/main.rs", lines: 10> then list_files then read_file
+            else no error for 0.2
     ''')
     assert out == block('''
-        expect first call calculator with <op: mul, a: 23, b: 19, c: 1>
+        expect first call calculator with <op: mul, a: 23, b: 19, c: 1, d: 2, e: 3, f: 4>
           else first call search for 0.5
-        expect calls are read_file with <path: "src/main.rs">
+        expect calls are read_file with <path: "src/main.rs", lines: 10>
           then list_files
           then read_file
           else no error for 0.2
@@ -268,17 +313,51 @@ def test_fallbacks_break_before_else() -> None:
 
 def test_the_width_limit_is_inclusive() -> None:
     head = "expect called a then b"
-    fits = head + " then " + "c" * (MAX_WIDTH - len(head) - 6)
-    assert len(fits) == MAX_WIDTH
+    fits = head + " then " + "c" * (LINE_WIDTH - len(head) - 6)
+    assert len(fits) == LINE_WIDTH
     assert format_text(fits) == fits + "\n"
-    broken = "expect called a\n  then b\n  then " + "c" * (MAX_WIDTH - len(head) - 5) + "\n"
+    broken = "expect called a\n  then b\n  then " + "c" * (LINE_WIDTH - len(head) - 5) + "\n"
     assert format_text(fits + "c") == broken
 
 
-def test_a_long_expression_without_then_or_else_stays_on_one_line() -> None:
-    line = "expect " + " and ".join(f'final text contains "{w * 8}"' for w in "abcd")
-    assert len(line) > MAX_WIDTH
-    assert format_text(line) == line + "\n"
+def test_a_long_expression_breaks_before_or_then_before_and() -> None:
+    words = [f'final text contains "{w * 12}"' for w in "abcd"]
+    line = "expect " + " and ".join(words)
+    assert len(line) > LINE_WIDTH
+    assert format_text(line) == "expect " + "\n  and ".join(words) + "\n"
+    mixed = f"expect {words[0]} and {words[1]} or {words[2]} and {words[3]}"
+    assert format_text(mixed) == f"expect {words[0]} and {words[1]}\n  or {words[2]} and {words[3]}\n"
+
+
+def test_a_too_wide_bracket_breaks_outermost_first() -> None:
+    inner = ", ".join(f'k{i}: "{"v" * 10}"' for i in range(3))
+    out = fmt(f'''
+        case "a"
+          expect called t with <a: 1, nested: <{inner}>, others: [1, 2, 3], last: contains "x">
+          setup <rows: [<{inner}>, <{inner}>, <{inner}>]>
+    ''')
+    assert out == block(f'''
+        case "a"
+          expect called t with <
+            a: 1,
+            nested: <{inner}>,
+            others: [1, 2, 3],
+            last: contains "x",
+          >
+          setup <
+            rows: [
+              <{inner}>,
+              <{inner}>,
+              <{inner}>,
+            ],
+          >
+    ''')
+
+
+def test_the_line_width_is_an_option() -> None:
+    src = 'expect called t with <a: 1, b: 2>\n'
+    assert format_text(src, line_width=30) == "expect called t with <\n  a: 1,\n  b: 2,\n>\n"
+    assert format_text(src) == src
 
 
 # ----------------------------------------------------------- comments --
@@ -365,7 +444,7 @@ def test_end_of_line_comments_stay_at_the_end_of_their_line() -> None:
     ''')
 
 
-def test_comments_inside_a_multi_line_statement_move_above_it() -> None:
+def test_comments_inside_a_multi_line_statement_stay_on_their_lines() -> None:
     out = fmt('''
         case "a"
           expect called a with <x: 1,  # the x
@@ -376,11 +455,56 @@ def test_comments_inside_a_multi_line_statement_move_above_it() -> None:
     ''')
     assert out == block('''
         case "a"
-          # the x
-          # the y
-          # the end
-          # before then
-          expect called a with <x: 1, y: 2> then b  # after b
+          expect called a with <
+            x: 1,  # the x
+            # the y
+            y: 2,
+          >  # the end
+            # before then
+            then b  # after b
+    ''')
+
+
+def test_comments_inside_brackets_keep_their_place() -> None:
+    out = fmt('''
+        case "c"
+          setup <  # head
+            a: <b: 1,  # in b
+               c: 2>,
+            # last
+          >
+          expect called t with <d: one of [x,   # in one of
+              y]>
+          expect check(n: 1,  # in a call
+              m: 2)
+          expect (called a  # at a line end
+              or called b)
+          expect no error and (called a  # in parentheses
+              or called b)
+    ''')
+    assert out == block('''
+        case "c"
+          setup <  # head
+            a: <
+              b: 1,  # in b
+              c: 2,
+            >,
+            # last
+          >
+          expect called t with <
+            d: one of [
+              x,  # in one of
+              y,
+            ],
+          >
+          expect check(
+            n: 1,  # in a call
+            m: 2,
+          )
+          expect called a  # at a line end
+            or called b
+          # in parentheses
+          expect no error and (called a or called b)
     ''')
 
 
@@ -450,3 +574,23 @@ def test_text_that_does_not_parse_raises() -> None:
     with pytest.raises(EvlError) as info:
         format_text('case "a"\n  expect caled t\n', "bad.evl")
     assert info.value.errors[0].span.file == "bad.evl"
+
+
+def test_the_public_format_takes_a_line_width() -> None:
+    import evaldsl
+
+    src = 'expect called t with <a: 1, b: 2>\n'
+    assert evaldsl.format(src, line_width=30) == format_text(src, line_width=30) != src
+    assert evaldsl.format(src) == src
+
+
+def test_continuation_lines_under_not_and_in_fallbacks_are_kept() -> None:
+    src = block('''
+        case "a"
+          expect not called a
+            then b
+          expect first call a else called a
+            then b for 0.5
+            else not called x then y for 0.1
+    ''')
+    assert fmt(src) == src

@@ -328,8 +328,9 @@ def test_custom_predicate_named_like_a_keyword_is_quoted() -> None:
 
 def test_comment_and_suite() -> None:
     assert unparse(a.Comment(text="# note")) == "# note"
-    suite = parse('suite "s"  # gone\ncase "c"\n  expect no error\n')
-    assert unparse(suite) == 'suite "s"\n\ncase "c"\n  expect no error\n'
+    suite = parse('suite "s"  # kept by the formatter\ncase "c"\n  expect no error\n')
+    with pytest.raises(TypeError, match="formatter"):  # a file is the formatter's job
+        unparse(suite)
 
 
 def test_anything_else_is_a_type_error() -> None:
@@ -357,3 +358,12 @@ def test_keys_named_like_keywords_stay_bare_and_read_back() -> None:
     text = 'case "c"\n  prompt "p"\n  expect called t with <not: 1, with: 2, text: "hi", "a b": 3>\n'
     expr = parse(text).cases[0].body[1].expectation  # type: ignore[union-attr]
     assert unparse(expr) == 'called t with <not: 1, with: 2, text: "hi", "a b": 3>'
+
+
+def test_unparse_stands_alone_below_the_formatter() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, evaldsl.syntax._unparse; "
+            "sys.exit('evaldsl.syntax._format' in sys.modules or 'evaldsl.syntax._layout' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
