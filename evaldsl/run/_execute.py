@@ -176,8 +176,8 @@ async def evaluate(
         try:
             if exp.needs_judge:
                 if ctx.judge is None:
-                    raise NoJudge("this expectation needs a judge, and none was configured: pass --judge PROVIDER:MODEL "
-                                  "to `evaldsl run` (--evl-judge to pytest, judge= in Python)")
+                    raise NoJudge("this expectation needs a judge, and none was configured: pass --judge "
+                                  "PROVIDER:MODEL to `evaldsl run` (--evl-judge to pytest, judge= in Python)")
                 clock.busy += time.perf_counter() - began
                 try:
                     outcome = await _judged(exp, ctx, pool, timeout, clock)
