@@ -204,6 +204,11 @@ class RunMeta(_Model):
     """The bound on runs in flight."""
     selection: dict[str, str | list[str] | bool | None] = Field(default_factory=dict)
     """The selection options used (keyword, markers, tags, last_failed)."""
+    suite_version: str | None = None
+    """A fingerprint of the loaded cases (`run._shard.suite_version`); `evaldsl merge` joins
+    only records with the same one. Null in records made before it existed."""
+    shard: str | None = None
+    """``I/N`` when the run was one shard of N (``--shard``); null otherwise."""
 
 
 class EvalReport(_Model):

@@ -21,7 +21,7 @@ cases they belonged to are left out of the report.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
 from ._execute import execute_run
@@ -34,6 +34,8 @@ DEFAULT_CONCURRENCY = 8
 """Runs in flight at once unless told otherwise (see the module docstring)."""
 
 OnResult = Callable[[CaseResult], None]
+RunUnit = Callable[..., Awaitable[RunResult]]
+"""What runs one unit: `execute_run`'s signature (another executor, e.g. `_ray`, may stand in)."""
 
 
 class _Stop(Exception):
@@ -59,6 +61,7 @@ async def schedule(
     predicates: Mapping[str, PredicateFn] | None = None,
     on_result: OnResult | None = None,
     pool: DaemonPool | None = None,
+    execute: RunUnit = execute_run,
 ) -> tuple[list[CaseResult | None], bool]:
     """Run every case; returns (results aligned with ``cases``, stopped early by -x).
 
@@ -94,7 +97,7 @@ async def schedule(
     async def worker() -> None:
         for i, r in todo:  # one shared iterator: each unit is taken once
             slot = slots[i]
-            run = await execute_run(subject, slot.case, r, pool=pool, judge=judge, predicates=predicates)
+            run = await execute(subject, slot.case, r, pool=pool, judge=judge, predicates=predicates)
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
