@@ -25,16 +25,20 @@ from .syntax._diagnostics import Diagnostic, EvlError
 if TYPE_CHECKING:
     from ._baseline import baseline, baseline_files, dump_baseline
     from .report._json import read_record
+    from .report._merge import MergeError, merge_records
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._protocols import Agent, Harness, Predicates
+    from .run._ray import RayExecutor
     from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
     from .run._scripted import ScriptedAgent
+    from .run._shard import Shard
 
 __version__ = "0.1.0"
 
 _LAZY = {
     "baseline": "._baseline", "baseline_files": "._baseline", "dump_baseline": "._baseline",
-    "read_record": ".report._json",
+    "read_record": ".report._json", "MergeError": ".report._merge", "merge_records": ".report._merge",
+    "RayExecutor": ".run._ray", "Shard": ".run._shard",
     "arun_case": ".run._api", "arun_eval": ".run._api", "arun_suite": ".run._api",
     "run_case": ".run._api", "run_eval": ".run._api", "run_suite": ".run._api",
     "Agent": ".run._protocols", "Harness": ".run._protocols", "Predicates": ".run._protocols",
@@ -71,12 +75,15 @@ __all__ = [
     "EvlError",
     "ExpectationResult",
     "Harness",
+    "MergeError",
     "Outcome",
     "Predicates",
+    "RayExecutor",
     "RunArtifacts",
     "RunMeta",
     "RunResult",
     "ScriptedAgent",
+    "Shard",
     "Span",
     "Suite",
     "Summary",
@@ -92,6 +99,7 @@ __all__ = [
     "dump_baseline",
     "format",
     "load",
+    "merge_records",
     "parse",
     "read_record",
     "run_case",

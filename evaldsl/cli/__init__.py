@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ._import import add_import_command
     from ._lang import add_language_commands
     from ._lsp import add_lsp_command
+    from ._merge import add_merge_command
     from ._run import add_run_commands
 
     parser = argparse.ArgumentParser(
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_commands(sub)
     add_import_command(sub)
     add_lsp_command(sub)
+    add_merge_command(sub)
     return parser
 
 

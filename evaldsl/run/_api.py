@@ -19,7 +19,7 @@ Options shared by every function (keyword-only):
 - ``judge``: the function `judge "..."` expectations call.
 - ``predicates``: custom predicates, name -> ``fn(artifacts, world, **kwargs)``.
 - ``on_result``: called with each `CaseResult` as it finishes (in finishing order).
-- ``shard``: a `Shard` (``Shard(2, 4)``): run only that slice of the selected cases (see `_shard`).
+- ``shard``: a `Shard` (``Shard(2, 4)`` or ``"2/4"``): run only that slice of the selected cases (see `_shard`).
 - ``executor``: runs each unit instead of the local event loop, e.g. a `RayExecutor` (see `_ray`).
 - ``meta``: a `RunMeta` to start from (agent name, command line, ...);
   version, times, suites and git commit are filled in when not set.
@@ -154,7 +154,7 @@ async def _arun(
     judge: JudgeFn | None = None,
     on_result: OnResult | None = None,
     meta: RunMeta | None = None,
-    shard: Shard | None = None,
+    shard: Shard | str | None = None,
     executor: Any = None,
 ) -> EvalReport:
     flat = flatten_cases(cases)
@@ -163,6 +163,7 @@ async def _arun(
     selection["last_failed"] = True if last_failed is not None else None
     meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v})
     if shard is not None:
+        shard = Shard.parse(shard) if isinstance(shard, str) else shard
         selected = shard_cases(selected, shard, meta.suites)
         if "shard" not in meta.model_fields_set:
             meta.shard = str(shard)
