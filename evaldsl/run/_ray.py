@@ -88,6 +88,7 @@ class RayExecutor:
         self.paths = list(paths) if paths is not None else [os.getcwd()]
         ray = _ray()
         if connect and not ray.is_initialized():
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing phones home unless the user asks
             try:
                 ray.init(**dict(init_options or {}))
             except Exception as exc:  # ConnectionError, a bad RAY_ADDRESS, ...
