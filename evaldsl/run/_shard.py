@@ -25,7 +25,6 @@ made from different suites.
 from __future__ import annotations
 
 import hashlib
-import json
 import ntpath
 import posixpath
 import re
@@ -126,15 +125,15 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     """
     cases = list(cases)
     keys = file_keys(c.file for c in cases)
+    tools: dict[int, str] = {}  # a suite's cases share one tuple of tools: describe it once
     entries = []
     for case in cases:
-        s = case.settings
-        entry = [
-            "/".join(keys[case.file]), case.name, case.prompt,
-            [s.repeat, s.pass_rate, s.timeout_s, s.system, s.mode, s.max_turns, s.skip, s.xfail, list(s.tags)],
-            case.setup, [e.label for e in case.expectations],
-            [[t.name, t.parameters] for t in case.tools],
-        ]
-        entries.append(json.dumps(entry, sort_keys=True, default=repr))
+        described = tools.get(id(case.tools))
+        if described is None:
+            described = tools[id(case.tools)] = repr([(t.name, t.parameters) for t in case.tools])
+        labels = [e.label for e in case.expectations]
+        # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper
+        entries.append(repr(("/".join(keys[case.file]), case.name, case.prompt, case.settings, case.setup,
+                             labels, described)))
     entries.sort()  # the order files were named in is not part of the suite
-    return "sha256:" + hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()[:16]
+    return "sha256:" + hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()[:16]
