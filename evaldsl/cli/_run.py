@@ -194,6 +194,9 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     if args.last_failed:
         selected, last_failed = _keep_last_failed(selected)
     meta = _meta(args, subject, flat, previous, last_failed)
+    if previous is not None and previous.meta.shard != (str(args.shard) if args.shard else None):
+        raise _Usage(f"--resume {args.resume}: the record is of shard {previous.meta.shard or 'none (all cases)'}, "
+                     f"this run of {args.shard or 'all cases'}; resume a shard with the same --shard")
     if args.shard is not None:
         selected = _sharded(selected, args.shard, meta)
     builder = ReportBuilder(flat, meta, previous)

@@ -123,3 +123,14 @@ def test_merge_refuses_records_of_other_agents_in_one_line(work: Path) -> None:
     assert not (work / "m.json").exists()
     missing = evaldsl(work, "merge", "s1.json", "nope.json", "-o", "m.json")
     assert missing.returncode == 4 and "cannot read record nope.json" in missing.stderr
+
+
+def test_a_shard_resumes_only_with_the_same_shard(work: Path) -> None:
+    evaldsl(work, "run", "suites", "--agent", "shard_agent:agent", "--shard", "1/2", "--json", "s1.json", "-q")
+    other = evaldsl(work, "run", "suites", "--agent", "shard_agent:agent", "--shard", "2/2", "--resume", "s1.json")
+    assert other.returncode == 4
+    assert "the record is of shard 1/2, this run of 2/2; resume a shard with the same --shard" in other.stderr
+    whole = evaldsl(work, "run", "suites", "--agent", "shard_agent:agent", "--resume", "s1.json")
+    assert whole.returncode == 4 and "this run of all cases" in whole.stderr
+    same = evaldsl(work, "run", "suites", "--agent", "shard_agent:agent", "--shard", "1/2", "--resume", "s1.json")
+    assert "6 case(s) done, 0 to run" in same.stderr and same.returncode == 1
