@@ -23,7 +23,8 @@ finished cases stay on disk); 3 internal error, or a record that could not
 be written during the run; 4 usage error (bad option, an agent that cannot
 be imported or is not an agent, a .evl file that does not compile, an
 unreadable record, a record path that cannot be written, --resume with
-another agent); 5 no case selected.
+another agent); 5 no case selected (a `--shard` that gets none of the selected
+cases is 0: a CI matrix wider than the suite must not fail for it).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ LAST_FAILED = Path(".evaldsl") / "lastfailed.json"
 _EPILOG = """\
 exit codes: 0 all passed; 1 a case failed or errored; 2 interrupted (finished
 cases are kept on disk; finish with --resume); 3 internal error, or the record
-could not be written; 4 usage or compile error; 5 no case selected."""
+could not be written; 4 usage or compile error; 5 no case selected (an
+empty --shard of a non-empty selection exits 0)."""
 
 
 class _Usage(Exception):

@@ -41,6 +41,18 @@ class Agent:
             time.sleep(30)
         return RunArtifacts(final_text=prompt, tokens=3)
 
+class Shop:
+    """A harness: the world is built and checked in the worker, and never travels."""
+
+    predicates = {"stock_is": lambda artifacts, world, item, count: world[item] == count}
+
+    def setup(self, value):
+        return dict(value)
+
+    def run(self, instruction, world):
+        world["apples"] -= 1
+        return RunArtifacts(final_text="sold")
+
 class AsyncAgent:
     name = "ray-async"
 
@@ -163,6 +175,33 @@ def test_resume_runs_only_the_missing_cases_on_ray(work: Path) -> None:
     assert sorted(calls) == sorted(["bye", "boom", "bye bug", "hello again", "hello again", "hello again"])
     rec = json.loads((work / "part.json").read_text())
     assert [c["name"] for c in rec["cases"]] == ["passes", "fails", "raises", "later", "known bug", "repeated", "last"]
+
+
+def test_exitfirst_stops_the_run_on_ray(work: Path) -> None:
+    assert run("s.evl", "-k", "passes or fails or last", "-x", "-j", "1", "--json", "x.json") == 1
+    rec = json.loads((work / "x.json").read_text())
+    assert [c["name"] for c in rec["cases"]] == ["passes", "fails"] and rec["meta"]["complete"] is False
+    assert "hello last" not in lines(work / "calls.log")
+
+
+def test_a_harness_runs_on_ray_with_its_world_and_predicates(work: Path) -> None:
+    from evaldsl.cli import main
+
+    (work / "shop.evl").write_text(textwrap.dedent('''
+        case "sells one"
+          prompt "sell an apple"
+          setup <apples: 3>
+          expect stock_is(item: apples, count: 2)
+
+        case "sells none"
+          prompt "sell an apple"
+          setup <apples: 3>
+          expect stock_is(item: apples, count: 3)
+        ''').lstrip(), encoding="utf-8")
+    code = main(["run", "shop.evl", "--harness", "ray_agent:Shop", "--executor", "ray", "-q", "--json", "h.json"])
+    assert code == 1
+    rec = json.loads((work / "h.json").read_text())
+    assert [c["status"] for c in rec["cases"]] == ["passed", "failed"] and rec["meta"]["backend"] == "harness"
 
 
 def test_the_library_takes_an_executor_and_async_agents_keep_one_loop(work: Path) -> None:
