@@ -87,7 +87,9 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
-    p.add_argument("--shard", type=_shard, metavar="I/N",
+    from ._scale import shard_type
+
+    p.add_argument("--shard", type=shard_type, metavar="I/N",
                    help="run only the I-th of N slices of the selected cases (for CI matrices; see docs/scale.md)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where runs happen: this process (default) or a Ray cluster (pip install 'evaldsl[ray]')")
@@ -181,6 +183,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     from ..report._json import RecordWriter, record_stem
     from ..run._api import flatten_cases
     from ..run._builder import ReportBuilder
+    from ._scale import executor, sharded
 
     _check_targets(args)
     files = _files(args.paths)  # before the agent: a typo in a path costs no import
@@ -196,11 +199,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     if args.last_failed:
         selected, last_failed = _keep_last_failed(selected)
     meta = _meta(args, subject, flat, previous, last_failed)
-    if previous is not None and previous.meta.shard != (str(args.shard) if args.shard else None):
-        raise _Usage(f"--resume {args.resume}: the record is of shard {previous.meta.shard or 'none (all cases)'}, "
-                     f"this run of {args.shard or 'all cases'}; resume a shard with the same --shard")
-    if args.shard is not None:
-        selected = _sharded(selected, args.shard, meta)
+    selected = sharded(selected, args, meta, previous)
     builder = ReportBuilder(flat, meta, previous)
     todo = [c for c in selected if not builder.is_done(c)]
     if previous is not None:
@@ -209,34 +208,7 @@ def _plan(args: argparse.Namespace) -> _Plan | int:
     paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
     stem = record_stem(builder.meta.agent, builder.meta.started_at or datetime.now(timezone.utc))
     writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
-    return _Plan(subject, todo, builder, writer, _executor(args) if todo else None)
-
-
-def _executor(args: argparse.Namespace) -> Any:
-    """None for the local runner; for ``--executor ray``, a `RayExecutor` connected to the cluster."""
-    if args.executor != "ray":
-        return None
-    try:
-        from ..run._ray import RayExecutor, RayUnavailable
-    except ImportError as exc:  # pragma: no cover - _ray imports ray lazily
-        raise _Usage(f"--executor ray: {exc}") from None
-    try:
-        return RayExecutor(args.agent or args.harness, kind="agent" if args.agent else "harness", connect=True)
-    except RayUnavailable as exc:
-        raise _Usage(f"--executor ray: {exc}") from None
-
-
-def _sharded(selected: list[Any], shard: Any, meta: Any) -> list[Any]:
-    """This shard's slice; an empty one is a note, not an error (exit 0: a CI matrix wider than the
-    suite must not fail for it), and it still writes its (empty) record for `evaldsl merge`."""
-    from ..run._shard import shard_cases
-
-    mine = shard_cases(selected, shard, meta.suites)
-    meta.shard = str(shard)
-    if not mine:
-        print(f"evaldsl: shard {shard} holds none of the {len(selected)} selected case(s); nothing to run",
-              file=sys.stderr)
-    return mine
+    return _Plan(subject, todo, builder, writer, executor(args) if todo else None)
 
 
 def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any, last_failed: bool) -> Any:
@@ -430,15 +402,6 @@ def _select(flat: list[Any], args: argparse.Namespace) -> list[Any]:
         return select_cases(flat, keyword=args.keyword, markers=args.markers, tags=args.tag)
     except SelectionError as exc:
         raise _Usage(str(exc)) from None
-
-
-def _shard(text: str) -> Any:
-    from ..run._shard import Shard, ShardError
-
-    try:
-        return Shard.parse(text)
-    except ShardError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--shard {text!r}: ")) from None
 
 
 def _positive_int(text: str) -> int:
