@@ -29,12 +29,15 @@ if TYPE_CHECKING:
     from .models._loop import ModelAgent
     from .report._compare import Comparison, compare_records
     from .report._json import read_record
+    from .report._merge import MergeError, merge_records
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._context import CaseContext
     from .run._protocols import Agent, Harness, Predicates
+    from .run._ray import RayExecutor
     from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
     from .run._rescore import Rescored, rescore
     from .run._scripted import ScriptedAgent
+    from .run._shard import Shard
 
 __version__ = "0.1.0"
 
@@ -43,6 +46,8 @@ _LAZY = {
     "read_record": ".report._json",
     "Comparison": ".report._compare", "compare_records": ".report._compare",
     "Rescored": ".run._rescore", "rescore": ".run._rescore",
+    "MergeError": ".report._merge", "merge_records": ".report._merge",
+    "RayExecutor": ".run._ray", "Shard": ".run._shard",
     "arun_case": ".run._api", "arun_eval": ".run._api", "arun_suite": ".run._api",
     "run_case": ".run._api", "run_eval": ".run._api", "run_suite": ".run._api",
     "Agent": ".run._protocols", "Harness": ".run._protocols", "Predicates": ".run._protocols",
@@ -84,14 +89,17 @@ __all__ = [
     "Harness",
     "JudgeVerdict",
     "LLMJudge",
+    "MergeError",
     "ModelAgent",
     "Outcome",
     "Predicates",
+    "RayExecutor",
     "Rescored",
     "RunArtifacts",
     "RunMeta",
     "RunResult",
     "ScriptedAgent",
+    "Shard",
     "Span",
     "Suite",
     "Summary",
@@ -108,6 +116,7 @@ __all__ = [
     "dump_baseline",
     "format",
     "load",
+    "merge_records",
     "parse",
     "read_record",
     "rescore",

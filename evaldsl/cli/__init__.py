@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ._import import add_import_command
     from ._lang import add_language_commands
     from ._lsp import add_lsp_command
+    from ._merge import add_merge_command
     from ._report import add_report_command
     from ._rescore import add_rescore_command
     from ._run import add_run_commands
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rescore_command(sub)
     add_upload_command(sub)
     add_report_command(sub)
+    add_merge_command(sub)
     return parser
 
 

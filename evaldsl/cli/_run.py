@@ -26,7 +26,8 @@ finished cases stay on disk); 3 internal error, or a record that could not
 be written during the run; 4 usage error (bad option, an agent that cannot
 be imported or is not an agent, a .evl file that does not compile, an
 unreadable record, a record path that cannot be written, --resume with
-another agent); 5 no case selected.
+another agent); 5 no case selected (a `--shard` that gets none of the selected
+cases is 0: a CI matrix wider than the suite must not fail for it).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ LAST_FAILED = Path(".evaldsl") / "lastfailed.json"
 _EPILOG = """\
 exit codes: 0 all passed; 1 a case failed or errored; 2 interrupted (finished
 cases are kept on disk; finish with --resume); 3 internal error, or the record
-could not be written; 4 usage or compile error; 5 no case selected."""
+could not be written; 4 usage or compile error; 5 no case selected (an
+empty --shard of a non-empty selection exits 0)."""
 
 
 class _Usage(Exception):
@@ -94,6 +96,12 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--root", metavar="DIR",
                    help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
+    from ._scale import shard_type
+
+    p.add_argument("--shard", type=shard_type, metavar="I/N",
+                   help="run only the I-th of N slices of the selected cases (for CI matrices; see docs/scale.md)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where runs happen: this process (default) or a Ray cluster (pip install 'evaldsl[ray]')")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     from ._outputs import add_output_options
 
@@ -132,6 +140,7 @@ class _Plan:
     writer: Any
     models: Any = None
     """The run's `ModelSetup` (model, judge, cache), from `_models`."""
+    executor: Any = None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -247,6 +256,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     from ..run._api import flatten_cases
     from ..run._builder import ReportBuilder
     from ._models import ModelUsage, model_setup
+    from ._scale import executor, sharded
 
     _check_targets(args)
     files = _files(args.paths)  # before the agent: a typo in a path costs no import
@@ -272,6 +282,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         setattr(meta, name, value)
     if models.agent is not None:
         meta.backend = "model"
+    selected = sharded(selected, args, meta, previous)
     builder = ReportBuilder(flat, meta, previous)
     todo = [c for c in selected if not builder.is_done(c)]
     if previous is not None:
@@ -280,7 +291,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
     stem = record_stem(builder.meta.agent, builder.meta.started_at or datetime.now(timezone.utc))
     writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
-    return _Plan(subject, todo, builder, writer, models)
+    return _Plan(subject, todo, builder, writer, models, executor(args) if todo else None)
 
 
 def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any, last_failed: bool) -> Any:
@@ -314,6 +325,7 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     task = asyncio.ensure_future(arun_suite(
         plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
         on_result=on_result, meta=plan.builder.meta, judge=plan.models.judge,
+        executor=plan.executor,
     ))
     try:
         while not task.done():

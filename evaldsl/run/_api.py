@@ -19,6 +19,8 @@ Options shared by every function (keyword-only):
 - ``judge``: the function `judge "..."` expectations call.
 - ``predicates``: custom predicates, name -> ``fn(artifacts, world, **kwargs)``.
 - ``on_result``: called with each `CaseResult` as it finishes (in finishing order).
+- ``shard``: a `Shard` (``Shard(2, 4)`` or ``"2/4"``): run only that slice of the selected cases (see `_shard`).
+- ``executor``: runs each unit instead of the local event loop, e.g. a `RayExecutor` (see `_ray`).
 - ``meta``: a `RunMeta` to start from (agent name, command line, ...);
   version, times, suites and git commit are filled in when not set.
 """
@@ -39,6 +41,7 @@ from ._protocols import Subject, agent_subject, harness_subject, subject_for
 from ._record import CaseResult, EvalReport, RunMeta
 from ._scheduler import DEFAULT_CONCURRENCY, OnResult, schedule
 from ._select import select_cases
+from ._shard import Shard, shard_cases, suite_version
 
 CasesLike = Union[CompiledSuite, CompiledCase, Iterable[Union[CompiledSuite, CompiledCase]]]
 T = TypeVar("T")
@@ -152,12 +155,19 @@ async def _arun(
     judge: JudgeFn | None = None,
     on_result: OnResult | None = None,
     meta: RunMeta | None = None,
+    shard: Shard | str | None = None,
+    executor: Any = None,
 ) -> EvalReport:
     flat = flatten_cases(cases)
     selected = select_cases(flat, keyword=keyword, markers=markers, tags=tags, last_failed=last_failed)
     selection: dict[str, Any] = {"keyword": keyword, "markers": markers, "tags": list(tags) or None}
     selection["last_failed"] = True if last_failed is not None else None
     meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v})
+    if shard is not None:
+        shard = Shard.parse(shard) if isinstance(shard, str) else shard
+        selected = shard_cases(selected, shard, meta.suites)
+        if "shard" not in meta.model_fields_set:
+            meta.shard = str(shard)
     if previous is not None and previous.meta.started_at is not None and "started_at" not in meta.model_fields_set:
         meta.started_at = previous.meta.started_at
     builder = ReportBuilder(flat, meta, previous)
@@ -170,8 +180,9 @@ async def _arun(
 
     gc.freeze()  # the compiled suite is long-lived: keep the collector from rescanning it every run
     try:
+        extra = {} if executor is None else {"execute": executor.execute}
         _, stopped = await schedule(
-            subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge, on_result=on_case
+            subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge, on_result=on_case, **extra
         )
     finally:
         gc.unfreeze()
@@ -199,6 +210,7 @@ def fill_meta(
         "git_commit": git_commit(files[0]) if files and Path(files[0]).exists() else None,
         "concurrency": concurrency,
         "selection": selection,
+        "suite_version": suite_version(cases),
     }
     for name, value in defaults.items():
         if name not in given:

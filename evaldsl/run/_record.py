@@ -215,6 +215,11 @@ class RunMeta(_Model):
     """The judge's provider, model, base_url and template (null: the shipped one), when one was named."""
     cache: dict[str, Any] | None = None
     """The response cache of a run that called models: directory, hits, misses (null: off or unused)."""
+    suite_version: str | None = None
+    """A fingerprint of the loaded cases (`run._shard.suite_version`); `evaldsl merge` joins
+    only records with the same one. Null in records made before it existed."""
+    shard: str | None = None
+    """``I/N`` when the run was one shard of N (``--shard``); null otherwise."""
 
 
 class EvalReport(_Model):

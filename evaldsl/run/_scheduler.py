@@ -26,7 +26,7 @@ that time so that other cases' timeouts are extended by it (`_execute`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
 from ._control import LoopClock, stop_task
@@ -41,6 +41,8 @@ DEFAULT_CONCURRENCY = 8
 """Runs in flight at once unless told otherwise (see the module docstring)."""
 
 OnResult = Callable[[CaseResult], None]
+RunUnit = Callable[..., Awaitable[RunResult]]
+"""What runs one unit: `execute_run`'s signature (another executor, e.g. `_ray`, may stand in)."""
 
 
 class _Stop(Exception):
@@ -66,6 +68,7 @@ async def schedule(
     predicates: Mapping[str, PredicateFn] | None = None,
     on_result: OnResult | None = None,
     pool: DaemonPool | None = None,
+    execute: RunUnit = execute_run,
 ) -> tuple[list[CaseResult | None], bool]:
     """Run every case; returns (results aligned with ``cases``, stopped early by -x).
 
@@ -103,7 +106,7 @@ async def schedule(
         for i, r in todo:  # one shared iterator: each unit is taken once
             slot = slots[i]
             try:
-                run = await execute_run(
+                run = await execute(
                     subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
                 )
             except Exception as exc:  # a runner bug must cost one run, never a worker and its cases
