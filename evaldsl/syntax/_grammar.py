@@ -11,10 +11,11 @@ import re
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
+
+from ._building import install
 
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
@@ -132,71 +133,6 @@ class LineJoiner:
 LOCK = threading.Lock()
 
 
-class Built(Tree):
-    """A subtree already turned into its AST value (`value`) during the parse.
-
-    It stays a `Tree` with no children only for Lark's sake: Lark reads each
-    child's position (meta) when it places the parent, and widens it to the
-    brackets around it (`(a or b)`), exactly as for the whole tree.
-    """
-
-    def __init__(self, value: Any, meta: Any) -> None:
-        self.data, self.children, self._meta = "built", [], meta
-        self.value = value
-
-
-class Builder:
-    """The object whose methods (one per rule, like `ToAst`) build the parse in progress.
-
-    One parse at a time (under `LOCK`) sets `current`.
-    """
-
-    current: Any = None
-
-
-BUILDER = Builder()
-
-
-def _build_while_parsing(parser: Lark) -> None:
-    """Apply `BUILDER.current`'s rule methods as Lark reduces each rule, instead of building a tree.
-
-    Nothing of the parse tree outlives the reduction of its parent: the file's
-    parse tree never exists whole. Lark's own `transformer=` option cannot
-    pass a rule's position (meta) to its method, so the rule callbacks Lark
-    built (which compute it) are wrapped instead.
-    """
-    callbacks = parser._callbacks  # rule -> callback; the same table the LALR parser calls
-    for rule, inner in list(callbacks.items()):
-        name = str(rule.alias or rule.options.template_source or rule.origin.name)
-        if name.startswith("__start"):
-            callbacks[rule] = _statements(inner)
-        elif not name.startswith("_"):
-            callbacks[rule] = _rule(inner, name)
-
-
-def _rule(inner: Any, name: str) -> Any:
-    def callback(children: list) -> Any:
-        tree = inner(children)
-        if type(tree) is not Tree or tree.data != name:
-            return tree  # a `?rule` with one child passed it on
-        values = [c.value if type(c) is Built else c for c in tree.children]
-        return Built(getattr(BUILDER.current, name)(tree.meta, values), tree.meta)
-    return callback
-
-
-def _statements(inner: Any) -> Any:
-    """The list of whole statements: their values are kept, their positions no longer needed."""
-    def callback(children: list) -> Any:
-        tree = inner(children)
-        items = tree.children
-        i = len(items) - 1
-        while i >= 0 and type(items[i]) is Built:
-            items[i] = items[i].value
-            i -= 1
-        return tree
-    return callback
-
-
 @lru_cache(maxsize=1)
 def get_parser() -> tuple[Lark, LineJoiner]:
     """The Lark instance (LALR, contextual lexer, strict), built once and cached on disk."""
@@ -206,12 +142,12 @@ def get_parser() -> tuple[Lark, LineJoiner]:
         parser="lalr",
         lexer="contextual",
         strict=True,
-        propagate_positions=True,
+        propagate_positions=False,  # `_building` places each rule itself
         maybe_placeholders=True,
         cache=True,
         postlex=joiner,
     )
-    _build_while_parsing(parser)
+    install(parser)
     return parser, joiner
 
 

@@ -18,8 +18,9 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from . import _ast as a
+from ._building import BUILDER, Built
 from ._diagnostics import Diagnostic, EvlError
-from ._grammar import BUILDER, LOCK, Built, LineJoiner, get_parser
+from ._grammar import LOCK, LineJoiner, get_parser
 from ._group import group
 from ._hints import with_hint
 from ._syntax_errors import diagnose, token_span
