@@ -61,6 +61,18 @@ def _defaults(cls: type) -> dict[str, Any]:
     return found
 
 
+def span(file: str, line: Any, column: Any, end_line: Any, end_column: Any) -> Span:
+    """`make(Span, ...)` with every field given, faster: a file has a span per node."""
+    obj = object.__new__(Span)
+    _set(obj, "__dict__", {"file": file, "line": line, "column": column, "end_line": end_line,
+                           "end_column": end_column})
+    _set(obj, "__pydantic_fields_set__", _SPAN_FIELDS)
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+_SPAN_FIELDS = {"file", "line", "column", "end_line", "end_column"}
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -61,18 +61,18 @@ class ToAst(RuleMethods):
 
     # ---- helpers ------------------------------------------------------------
     def _span(self, meta: Any) -> a.Span:
-        return a.make(a.Span, file=self.filename, line=meta.line, column=meta.column,
-                      end_line=meta.end_line, end_column=meta.end_column)
+        return a.span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _tok_span(self, tok: Token) -> a.Span:
-        return a.make(a.Span, file=self.filename, line=tok.line, column=tok.column,
-                      end_line=tok.end_line, end_column=tok.end_column)
+        return a.span(self.filename, tok.line, tok.column, tok.end_line, tok.end_column)
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
         return a.make(cls, span=self._span(meta), **fields)
 
     def _decode(self, tok: Token) -> str:
         text = str(tok)
+        if tok.type == "STRING" and "\\" not in text:
+            return text[1:-1]  # no escapes: what json.loads would return, without its cost
         try:
             if tok.type == "LONG_STRING":
                 return json.loads('"' + _escape_quotes(_long_string_body(text[3:-3])) + '"', strict=False)
