@@ -23,6 +23,7 @@ Choices written down (docs/models.md):
 from __future__ import annotations
 
 import argparse
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,12 +155,31 @@ def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
 
 
 def _judge(backend: Any, args: argparse.Namespace) -> Any:
+    if args.judge_template is None:
+        return _LazyJudge(backend)  # most runs have no `judge` line: jinja2 is never imported
     from ..models._judge import LLMJudge, TemplateError
 
     try:
         return LLMJudge(backend, template=args.judge_template)
     except TemplateError as exc:
         raise ModelUsage(f"--judge-template: {exc}") from None
+
+
+class _LazyJudge:
+    """The shipped judge, built on its first call: a run without `expect judge` never pays for jinja2."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self._judge: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, **kwargs: Any) -> Any:
+        with self._lock:  # called from worker threads
+            if self._judge is None:
+                from ..models._judge import LLMJudge
+
+                self._judge = LLMJudge(self.backend)
+        return self._judge(**kwargs)
 
 
 def _judge_base_url(args: argparse.Namespace, spec: str | None, judge_spec: str) -> str | None:

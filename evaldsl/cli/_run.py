@@ -441,6 +441,9 @@ def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]
         diagnostics = [d for p in problems for d in p.diagnostics]
         sources = {k: v for p in problems for k, v in p.sources.items()}
         raise _Usage("cannot run: the suites do not compile\n" + EvlError(diagnostics, sources).render())
+    import gc
+
+    gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
     return suites
 
 

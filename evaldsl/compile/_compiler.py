@@ -35,6 +35,7 @@ class _Session:
         self.libraries: dict[Path, list[CompiledTool]] = {}
         self.may_have_templates = True
         self.warned: set[Diagnostic] = set()
+        self.checks: dict[str, Any] = {}  # compiled checks by their expectation's text, shared
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         shown_text = getattr(exc, "source_text", None)  # a problem inside an examples file
@@ -152,7 +153,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         session.problem(problem, stmt)
     if problems:
         raise problems[0]
-    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge)
+    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge,
+                               checks=session.checks)
 
 
 def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite_expects: list,

@@ -97,9 +97,30 @@ def _any_of(checks: list[Check]) -> Check:
 
 
 def compile_expectation(
-    node: a.Expectation, filename: str, *, from_suite: bool = False, needs_judge: bool | None = None
+    node: a.Expectation, filename: str, *, from_suite: bool = False, needs_judge: bool | None = None,
+    checks: dict[str, Check] | None = None,
 ) -> CompiledExpectation:
-    """Compile one expectation with its fallbacks."""
+    """Compile one expectation with its fallbacks.
+
+    ``checks`` (label -> check) shares one compiled check among expectations
+    of the same canonical text: what a check does depends on its text alone,
+    and a suite of many similar cases then holds each distinct one once.
+    """
+    label = unparse(node)
+    check = checks.get(label) if checks is not None else None
+    if check is None:
+        check = _check(node)
+        if checks is not None:
+            checks[label] = check
+    line = node.span.line if node.span else 0
+    return CompiledExpectation(
+        label=label, file=filename, line=line, check=check,
+        needs_judge=any(isinstance(n, a.Judge) for n in a.walk(node)) if needs_judge is None else needs_judge,
+        from_suite=from_suite,
+    )
+
+
+def _check(node: a.Expectation) -> Check:
     main = compile_expr(node.expr)
     fallbacks = []
     for fb in node.fallbacks:
@@ -118,12 +139,7 @@ def compile_expectation(
                 return Outcome(credit, f"{outcome.detail}; fallback `{text}` held, credit {credit:g}")
         return Outcome(0.0, outcome.detail)
 
-    line = node.span.line if node.span else 0
-    return CompiledExpectation(
-        label=unparse(node), file=filename, line=line, check=check,
-        needs_judge=any(isinstance(n, a.Judge) for n in a.walk(node)) if needs_judge is None else needs_judge,
-        from_suite=from_suite,
-    )
+    return check
 
 
 _WITH_ARGS = (a.Called, a.Step, a.FirstCall, a.LastCall, a.EveryCall)
@@ -142,9 +158,10 @@ def lint(
     warnings: list[Diagnostic] = []
     needs_judge = False
     # `not called delete_repo` is a safety rule: naming a tool the suite does not declare is the point
-    negated = {id(t) for neg in a.walk(node) if isinstance(neg, a.Negation)
+    nodes = list(a.walk(node))
+    negated = {id(t) for neg in nodes if isinstance(neg, a.Negation)
                for t in a.walk(neg.expr) if isinstance(t, a.ToolName)}
-    for n in a.walk(node):
+    for n in nodes:
         if isinstance(n, a.Judge):
             needs_judge = True
         elif isinstance(n, a.CalledSequence) and n.count is not None:

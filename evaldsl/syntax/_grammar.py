@@ -15,6 +15,8 @@ from pathlib import Path
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
+from ._building import install
+
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
 MAX_DEPTH = 64
@@ -140,11 +142,12 @@ def get_parser() -> tuple[Lark, LineJoiner]:
         parser="lalr",
         lexer="contextual",
         strict=True,
-        propagate_positions=True,
+        propagate_positions=False,  # `_building` places each rule itself
         maybe_placeholders=True,
         cache=True,
         postlex=joiner,
     )
+    install(parser)
     return parser, joiner
 
 

@@ -18,6 +18,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from . import _ast as a
+from ._building import BUILDER, Built
 from ._diagnostics import Diagnostic, EvlError
 from ._grammar import LOCK, LineJoiner, get_parser
 from ._group import group
@@ -72,19 +73,22 @@ def _parse_with_diagnostics(text: str, filename: str) -> tuple[a.Suite, list[Dia
     if "\r" in text:
         text = text.replace("\r\n", "\n")  # CRLF: lines and columns stay the same
     parser, joiner = get_parser()
-    recovery = _Recovery(text, filename, parser, joiner)
+    builder = ToAst(filename)
+    recovery = _Recovery(text, filename, parser, joiner, builder)
     with LOCK:
         joiner.reset(text)
+        BUILDER.current = builder
         try:
-            tree = parser.parse(text, on_error=recovery.on_error)
+            built = parser.parse(text, on_error=recovery.on_error)
         except UnexpectedInput:
             return _empty(filename), recovery.diagnostics  # MAX_ERRORS reached
+        finally:
+            BUILDER.current = None
         comments = [
             a.Comment.model_construct(text=str(t).rstrip("\r"), span=token_span(t, filename))
             for t in joiner.comments
         ]
-    builder = ToAst(filename)
-    statements = builder.transform(tree)
+    statements = built.value if isinstance(built, Built) else builder.start(None, [])
     suite, placement = group(statements, filename)
     suite = suite.model_copy(update={"comments": tuple(comments)})
     return suite, recovery.diagnostics + builder.diagnostics + placement
@@ -98,8 +102,9 @@ class _Recovery:
     stopped: every error of a file costs one parse of the file, not one each.
     """
 
-    def __init__(self, text: str, filename: str, parser: Lark, joiner: LineJoiner) -> None:
+    def __init__(self, text: str, filename: str, parser: Lark, joiner: LineJoiner, builder: ToAst) -> None:
         self.text, self.filename, self.parser, self.joiner = text, filename, parser, joiner
+        self.builder = builder
         self.diagnostics: list[Diagnostic] = []
 
     def on_error(self, exc: UnexpectedInput) -> bool:
@@ -108,13 +113,14 @@ class _Recovery:
         if len(self.diagnostics) >= MAX_ERRORS:
             return False
         state = exc.interactive_parser
-        _cut_to_statement(state.parser_state)
+        dropped = _cut_to_statement(state.parser_state)
+        _forget_diagnostics(self.builder, dropped)
         _move_lexer(state.lexer_thread.state.line_ctr, self.text, resume)  # type: ignore[union-attr]
         self.joiner.restart()
         return True
 
 
-def _cut_to_statement(state: Any) -> None:
+def _cut_to_statement(state: Any) -> list:
     """Cut the parser's stacks back to just after the last whole statement.
 
     A statement ends with its `_NL` token; statements before it are already
@@ -129,8 +135,32 @@ def _cut_to_statement(state: Any) -> None:
         ):
             keep = i + 1
             break
+    dropped = values[keep:]
     del values[keep:]
     del state.state_stack[keep + 1:]
+    return dropped
+
+
+def _forget_diagnostics(builder: ToAst, dropped: list) -> None:
+    """Take back what building the dropped part of a failed statement reported (a bad escape, ...).
+
+    Its rules were built as they were reduced; the statement is skipped, so
+    only its syntax error is reported, as if it had never been read.
+    """
+    start = next((_position(v) for v in dropped if _position(v) is not None), None)
+    if start is None:
+        return
+    builder.diagnostics[:] = [
+        d for d in builder.diagnostics if d.span is None or (d.span.line or 0, d.span.column or 0) < start
+    ]
+
+
+def _position(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, Token) and value.line is not None:
+        return value.line, value.column or 0
+    if isinstance(value, Tree) and not value.meta.empty:
+        return value.meta.line, value.meta.column
+    return None
 
 
 def _move_lexer(counter: Any, text: str, pos: int) -> None:

@@ -1,4 +1,4 @@
-"""Lark parse tree -> AST statements.
+"""Lark rules -> AST statements, built while parsing.
 
 One method per grammar rule, named like the rule and the AST class it
 builds (DESIGN rule 2). Nodes are built with `_ast.make` (no validation): the grammar
@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any
 
-from lark import Token, Tree
+from lark import Token
 
 from . import _ast as a
 from ._diagnostics import Diagnostic, error, warning
@@ -50,45 +50,29 @@ def _escape_quotes(body: str) -> str:
 class ToAst(RuleMethods):
     """Builds AST statements; one instance per parse (it knows the file name).
 
-    `transform` walks the tree bottom-up with an explicit stack (no
-    recursion, however deep the input) and calls the method named like
-    each rule with the rule's position info and its transformed children.
+    The parser calls the method named like each rule as it reduces the rule
+    (`_grammar.Built`), with the rule's position info and its built
+    children: no parse tree of the file is ever kept.
     """
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
         self.diagnostics: list[Diagnostic] = []
 
-    def transform(self, root: Tree) -> Any:
-        order, stack = [], [root]
-        while stack:
-            tree = stack.pop()
-            order.append(tree)
-            stack.extend(c for c in tree.children if isinstance(c, Tree))
-        done: dict[int, Any] = {}
-        methods: dict[str, Any] = {}
-        for tree in reversed(order):
-            method = methods.get(tree.data)
-            if method is None:
-                method = methods[tree.data] = getattr(self, tree.data)
-            children = [done.pop(id(c)) if isinstance(c, Tree) else c for c in tree.children]
-            done[id(tree)] = method(tree.meta, children)
-        return done[id(root)]
-
     # ---- helpers ------------------------------------------------------------
     def _span(self, meta: Any) -> a.Span:
-        return a.make(a.Span, file=self.filename, line=meta.line, column=meta.column,
-                      end_line=meta.end_line, end_column=meta.end_column)
+        return a.span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _tok_span(self, tok: Token) -> a.Span:
-        return a.make(a.Span, file=self.filename, line=tok.line, column=tok.column,
-                      end_line=tok.end_line, end_column=tok.end_column)
+        return a.span(self.filename, tok.line, tok.column, tok.end_line, tok.end_column)
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
         return a.make(cls, span=self._span(meta), **fields)
 
     def _decode(self, tok: Token) -> str:
         text = str(tok)
+        if tok.type == "STRING" and "\\" not in text:
+            return text[1:-1]  # no escapes: what json.loads would return, without its cost
         try:
             if tok.type == "LONG_STRING":
                 return json.loads('"' + _escape_quotes(_long_string_body(text[3:-3])) + '"', strict=False)

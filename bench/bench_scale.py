@@ -1,0 +1,135 @@
+"""Issue 9's scale targets, measured as whole `evaldsl` processes, cold.
+
+Each line is one fresh process: wall, CPU (user + system) and peak RSS.
+
+- check: ``evaldsl check`` of the generated 10,000-case suite (gen_suite.py)
+  beside a process that only does PyYAML's pure-Python
+  ``yaml.load(text, Loader=yaml.SafeLoader)`` of the same cases as YAML.
+  Target: check's CPU at most half of the YAML process's; RSS < 150 MB.
+- examples: ``check`` and ``run`` of one case with ``examples from`` a
+  JSONL file of 1,000 / 10,000 / 100,000 rows (``--rows``), agent that
+  returns at once. Target: RSS < 200 MB, time linear in rows.
+- run: ``run --json`` of N cases of five expectations (bench_run.py's
+  cases) with an async and a sync agent that return at once, and ``check``
+  of the same file; the run's CPU beyond check's, per case.
+  Target: < 100 us a case; for 100,000 cases with --json RSS < 300 MB,
+  time linear (``--cases``).
+
+    python bench/bench_scale.py                         # the default sizes
+    python bench/bench_scale.py --skip examples --cases 1000 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from _models_common import measure
+from bench_run import suite_text
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+EVALDSL = [sys.executable, "-m", "evaldsl"]
+AGENTS = "_instant_agents"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), str(ROOT), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def _row(name: str, size: int, result: dict, note: str = "") -> str:
+    return (f"  {name:<34} {size:>7} {result['wall']:>8.2f} {result['cpu']:>8.2f} "
+            f"{result['rss_mb']:>7.0f}  exit {result['rc']}  {note}")
+
+
+HEADER = f"  {'':<34} {'size':>7} {'wall s':>8} {'CPU s':>8} {'RSS MB':>7}"
+
+
+def _run(command: list[str], work: Path) -> dict:
+    result = measure(command, cwd=work, env=_env())
+    if result["rc"] not in (0, 1):
+        print(result["output"].decode(errors="replace")[-2000:])
+    return result
+
+
+def check_vs_yaml(work: Path) -> None:
+    subprocess_gen = [sys.executable, str(HERE / "gen_suite.py"), "--out", str(work)]
+    measure(subprocess_gen, cwd=work, env=_env())
+    evl, yml = work / "generated.evl", work / "promptfooconfig.yaml"
+    print("check: the generated 10,000-case suite, and PyYAML's SafeLoader of the same cases")
+    print(HEADER)
+    check = _run([*EVALDSL, "check", str(evl)], work)
+    print(_row("evaldsl check", 10_000, check, f"{evl.stat().st_size / 1e6:.2f} MB"))
+    load = ("import sys, yaml; yaml.load(open(sys.argv[1], encoding='utf-8').read(), "
+            "Loader=yaml.SafeLoader)")
+    yaml_run = _run([sys.executable, "-c", load, str(yml)], work)
+    print(_row("python: yaml.load (SafeLoader)", 10_000, yaml_run, f"{yml.stat().st_size / 1e6:.2f} MB"))
+    ratio = check["cpu"] / yaml_run["cpu"]
+    print(f"  check / YAML by CPU: {ratio:.2f} (target <= 0.50: {'met' if ratio <= 0.5 else 'MISSED'}); "
+          f"RSS {check['rss_mb']:.0f} MB (target < 150: {'met' if check['rss_mb'] < 150 else 'MISSED'})")
+
+
+def examples(work: Path, sizes: list[int]) -> None:
+    print("\nexamples from a JSONL file: one case, N rows, agent that returns at once")
+    print(HEADER)
+    for rows in sizes:
+        folder = work / f"rows{rows}"
+        folder.mkdir(exist_ok=True)
+        with open(folder / "rows.jsonl", "w", encoding="utf-8") as fh:
+            for i in range(rows):
+                fh.write(json.dumps({"n": i, "city": f"city {i}", "total": i + 2}) + "\n")
+        (folder / "rows.evl").write_text(
+            'case "row {{n}} {{city}}"\n'
+            '  prompt "What is {{n}} + 2 in {{city}}?"\n'
+            "  expect called calculator with <op: add, a: $n, b: 2>\n"
+            "  expect final number is $total\n"
+            '  examples from "rows.jsonl"\n', encoding="utf-8")
+        check = _run([*EVALDSL, "check", "rows.evl"], folder)
+        print(_row("check", rows, check))
+        run = _run([*EVALDSL, "run", "--agent", f"{AGENTS}:InstantAsync", "rows.evl",
+                    "--json", "rec.json", "-q"], folder)
+        print(_row("run --json (async agent)", rows, run))
+
+
+def runs(work: Path, sizes: list[int]) -> None:
+    print("\nrun: N cases x 5 expectations, agent that returns at once, --json")
+    print(HEADER)
+    for cases in sizes:
+        path = work / f"cases{cases}.evl"
+        path.write_text(suite_text(cases), encoding="utf-8")
+        check = _run([*EVALDSL, "check", path.name], work)
+        print(_row("check", cases, check))
+        for agent in ("InstantAsync", "InstantSync"):
+            run = _run([*EVALDSL, "run", "--agent", f"{AGENTS}:{agent}", path.name,
+                        "--json", f"rec{cases}.json", "-q"], work)
+            beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
+            print(_row(f"run --json ({agent})", cases, run, f"beyond check {beyond:.0f} us CPU a case"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="*", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--cases", type=int, nargs="*", default=[10_000, 20_000])
+    parser.add_argument("--skip", default="", help="comma list of: check, examples, run")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}\n")
+    with tempfile.TemporaryDirectory(prefix="evaldsl-scale-") as tmp:
+        work = Path(tmp)
+        if "check" not in skip:
+            check_vs_yaml(work)
+        if "examples" not in skip:
+            examples(work, args.rows)
+        if "run" not in skip:
+            runs(work, args.cases)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Build AST nodes as Lark reduces each rule: no parse tree of the file is ever kept.
+
+Lark's LALR parser calls one callback per reduced rule. `install` gives
+every rule a callback that computes the rule's position from its children
+and calls the `ToAst` method named like the rule (`BUILDER.current`, set by
+the parse in progress under the parser's lock), so a subtree lives only
+until its parent is reduced. Lark's own ``transformer=`` option cannot pass
+a rule's position to its method, and its position-propagating wrapper
+builds a `Tree` and a `Meta` per rule; this does the same bookkeeping with
+less (a third of the parse's time went there).
+
+Positions follow Lark's ``propagate_positions`` rules exactly (the golden
+spans depend on them): a node starts where its first positioned child
+starts and ends where its last ends; a child's "container" position is
+used, which for a `?rule` that passed its only child on (`(a or b)`) is
+widened to the brackets around it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Lark, Token, Tree
+
+
+class Pos:
+    """A rule's position (what Lark's `Meta` holds, and what `ToAst` methods read)."""
+
+    __slots__ = ("line", "column", "end_line", "end_column",
+                 "c_line", "c_column", "c_end_line", "c_end_column", "empty")
+
+    def __init__(self, first: tuple | None, last: tuple | None) -> None:
+        self.line = self.c_line = self.column = self.c_column = None
+        self.end_line = self.c_end_line = self.end_column = self.c_end_column = None
+        if first is not None:
+            self.line, self.column = self.c_line, self.c_column = first
+        if last is not None:
+            self.end_line, self.end_column = self.c_end_line, self.c_end_column = last
+        self.empty = first is None and last is None
+
+
+class Built(Tree):
+    """A subtree already turned into its AST value (`value`); a `Tree` only for Lark's parser stack."""
+
+    def __init__(self, value: Any, meta: Pos) -> None:
+        self.data, self.children = "built", []
+        self._meta = meta  # type: ignore[assignment]  # a Pos stands in for Lark's Meta
+        self.value = value
+
+
+class Builder:
+    """Whose rule methods build the parse in progress (`current`, set under the parser's lock)."""
+
+    current: Any = None
+
+
+BUILDER = Builder()
+
+
+def install(parser: Lark) -> None:
+    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``)."""
+    callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
+    for rule, chain in parser._parse_tree_builder.rule_builders:
+        name = str(rule.alias or rule.options.template_source or rule.origin.name)
+        if name.startswith("_"):
+            base = _tree(name, statements=name.startswith("__start"))
+        else:
+            base = _node(name)
+        for wrap in chain:  # Lark's child filter (drops punctuation, inlines _rules) and ?rule pass-through
+            base = wrap(base)
+        callbacks[rule] = _placed(base, passes_on=bool(rule.options.expand1 and not rule.alias))
+
+
+_PENDING: list[Any] = [None, None]
+"""[position of the rule being reduced, the node built for it]: reductions never nest."""
+
+
+def _first(children: list) -> tuple | None:
+    for child in children:
+        if isinstance(child, Token):
+            return child.line, child.column
+        if isinstance(child, Tree):
+            meta: Any = child._meta
+            if not meta.empty:
+                return meta.c_line, meta.c_column
+    return None
+
+
+def _last(children: list) -> tuple | None:
+    for child in reversed(children):
+        if isinstance(child, Token):
+            return child.end_line, child.end_column
+        if isinstance(child, Tree):
+            meta: Any = child._meta
+            if not meta.empty:
+                return meta.c_end_line, meta.c_end_column
+    return None
+
+
+def _placed(inner: Any, *, passes_on: bool) -> Any:
+    def callback(children: list) -> Any:
+        if passes_on and len(children) == 1 and type(children[0]) is Built:
+            return children[0]  # `?rule` of one built child: Lark passes it on, its position unchanged
+        first, last = _first(children), _last(children)
+        _PENDING[0] = Pos(first, last)
+        result = inner(children)
+        if result is not _PENDING[1] and isinstance(result, Tree):
+            _widen(result._meta, first, last)  # type: ignore[arg-type]  # a ?rule passed its child on: it now spans the brackets too
+        _PENDING[1] = None
+        return result
+    return callback
+
+
+def _widen(meta: Pos, first: tuple | None, last: tuple | None) -> None:
+    if first is not None:
+        if meta.line is None:
+            meta.line, meta.column = first
+        meta.c_line, meta.c_column = first
+        meta.empty = False
+    if last is not None:
+        if meta.end_line is None:
+            meta.end_line, meta.end_column = last
+        meta.c_end_line, meta.c_end_column = last
+        meta.empty = False
+
+
+def _node(name: str) -> Any:
+    def build(children: list) -> Built:
+        meta = _PENDING[0]
+        values = [c.value if type(c) is Built else c for c in children]
+        node = _PENDING[1] = Built(getattr(BUILDER.current, name)(meta, values), meta)
+        return node
+    return build
+
+
+def _tree(name: str, *, statements: bool) -> Any:
+    """A `_rule` Lark inlines into its parent; for the statement list, whole statements' values."""
+    def build(children: list) -> Tree:
+        if statements:
+            i = len(children) - 1
+            while i >= 0 and type(children[i]) is Built:
+                children[i] = children[i].value  # positions of whole statements are no longer needed
+                i -= 1
+        tree = _PENDING[1] = Tree(name, children, _PENDING[0])
+        return tree
+    return build

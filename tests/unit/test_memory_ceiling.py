@@ -1,0 +1,102 @@
+"""Memory per case stays under a ceiling: a regression that keeps a parse tree, or more than
+a case needs, fails here (issue 9). No timing is asserted.
+
+Each measurement runs in a fresh interpreter (a clean heap, nothing cached
+by other tests) and reports tracemalloc's peak above what was allocated
+before, divided by the number of cases. The ceilings are about twice
+today's figures (parse + compile about 27 KB a case of this shape at its
+peak, the compiled suite about 9 KB, a run with its report about 19 KB; one
+`examples from` row about 9 KB at the peak): generous against noise, far
+below what keeping the whole parse tree cost (60 KB a case).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = r'''
+import json, sys, tracemalloc
+import evaldsl
+from evaldsl.artifacts import RunArtifacts, ToolCall
+from evaldsl.run._api import run_suite
+
+CASE = """
+case "case {i}"
+  prompt "What is {i} + 2?"
+  expect called calculator with <op: add, a: {i}, b: 2>
+  expect calls are calculator
+  expect final number is {total}
+  expect final text contains "answer" ignoring case
+  expect no error
+"""
+ARTIFACTS = RunArtifacts(tool_calls=[ToolCall(name="calculator", args={"op": "add", "a": 1, "b": 2}, result="3")],
+                         final_text="The answer is 3.", tokens=20)
+
+
+class Instant:
+    name = "instant"
+
+    async def run(self, prompt):
+        return ARTIFACTS
+
+
+def per_case(before, after, count):
+    return (after - before) / count / 1024
+
+
+mode, count, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+evaldsl.compile(CASE.format(i=0, total=2), filename="warm.evl")  # the parser built, lazy imports done
+result = {}
+if mode == "cases":
+    text = 'suite "memory"\n' + "".join(CASE.format(i=i, total=i + 2) for i in range(count))
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    suite = evaldsl.compile(text, filename="memory.evl")
+    held, peak = tracemalloc.get_traced_memory()
+    result["compile_peak"], result["compiled"] = per_case(base, peak, count), per_case(base, held, count)
+    tracemalloc.reset_peak()
+    report = run_suite(Instant(), suite)
+    result["run_peak"] = per_case(base, tracemalloc.get_traced_memory()[1], count)
+    result["reported"] = report.summary.total
+else:
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    suite = evaldsl.compile(open(folder + "/rows.evl").read(), filename=folder + "/rows.evl")
+    result["compile_peak"] = per_case(base, tracemalloc.get_traced_memory()[1], count)
+result["cases"] = len(suite.cases)
+print(json.dumps(result))
+'''
+
+
+def _measure(mode: str, count: int, folder: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode, str(count), str(folder)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_cases_parse_compile_and_run_under_a_ceiling_per_case(tmp_path: Path) -> None:
+    found = _measure("cases", 1500, tmp_path)
+    assert found["cases"] == found["reported"] == 1500
+    assert found["compile_peak"] < 55, found  # KB a case, at the peak of parse + compile
+    assert found["compiled"] < 20, found  # what the compiled suite keeps
+    assert found["run_peak"] < 40, found  # the run, its results and its report
+
+
+def test_examples_from_a_file_under_a_ceiling_per_row(tmp_path: Path) -> None:
+    rows = 2000
+    with open(tmp_path / "rows.jsonl", "w", encoding="utf-8") as fh:
+        for i in range(rows):
+            fh.write(json.dumps({"n": i, "city": f"city {i}", "total": i + 2}) + "\n")
+    (tmp_path / "rows.evl").write_text(
+        'case "row {{n}} {{city}}"\n'
+        '  prompt "What is {{n}} + 2 in {{city}}?"\n'
+        "  expect called calculator with <op: add, a: $n, b: 2>\n"
+        "  expect final number is $total\n"
+        '  examples from "rows.jsonl"\n', encoding="utf-8")
+    found = _measure("rows", rows, tmp_path)
+    assert found["cases"] == rows
+    assert found["compile_peak"] < 20, found  # KB a row
