@@ -46,9 +46,9 @@ def main() -> None:
     for n in sizes:
         rng = random.Random(n)
         a, b = record(n, rng, 0.6), record(n, rng, 0.7)
-        wall, cpu = best_of(3, lambda: compare_records(a, b))
-        jw, jc = best_of(3, lambda: junit_xml(a))
-        mw, mc = best_of(3, lambda: markdown_summary(a))
+        wall, cpu = best_of(3, lambda a=a, b=b: compare_records(a, b))
+        jw, jc = best_of(3, lambda a=a: junit_xml(a))
+        mw, mc = best_of(3, lambda a=a: markdown_summary(a))
         print(f"{n:>6} cases: compare ({RESAMPLES:,} resamples) {wall:.3f} / {cpu:.3f}   "
               f"junit {jw:.3f} / {jc:.3f}   markdown {mw:.3f} / {mc:.3f}")
 

@@ -1,7 +1,9 @@
 """The `evaldsl` command line: argument parsing only; every command calls the library.
 
 Commands register themselves here, one module per command family:
-`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline).
+`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline; its
+--junit-xml/--markdown/--upload in `_outputs.py`), `_report.py`, `_compare.py`,
+`_rescore.py`, `_upload.py`.
 Exit codes follow pytest: 0 ok, 1 failures, 2 interrupted, 3 internal
 error, 4 usage or compile error, 5 nothing selected.
 """
