@@ -300,3 +300,30 @@ def test_many_cases_are_shown_a_page_at_a_time(browser: Any, tmp_path: Path) -> 
         assert opened.errors == []
     finally:
         opened.page.close()
+
+
+def test_odd_transcripts_skips_and_empty_answers_draw_without_errors(browser: Any, tmp_path: Path) -> None:
+    odd = RunArtifacts(final_text=None, tokens=None, transcript=[
+        None, 3, "plain text", ["a", {"b": 1}], {"no_role": True},
+        {"role": "user", "content": [{"type": "text", "text": "parts"}]},
+        {"role": "assistant", "content": "", "tool_calls": "not a list"},
+        {"role": "assistant", "tool_calls": [None, {"function": {"name": "f", "arguments": "{not json"}},
+                                             {"name": "g", "args": {"x": [1, 2]}}]},
+        {"role": {"nested": 1}, "content": {"k": "v"}, "name": 5},
+    ], tool_calls=[ToolCall(name="raw", args="{broken", result=None)])
+    suite = compile('suite "Odd"\n\ncase "odd"\n  prompt "odd"\n  expect final text contains "x"\n\n'
+                    'case "skipped"\n  skip "not today"\n  prompt "s"\n  expect no error\n', "odd.evl")
+    record = run_suite(ScriptedAgent({"odd": odd}, name="odd"), suite)
+    path = tmp_path / "odd.html"
+    write_html(path, render_html([("odd.json", record)]))
+    opened = Page(browser, path)
+    try:
+        for name in ("odd", "skipped"):
+            opened.page.locator("button.case", has_text=name).first.click()
+        text = opened.page.inner_text("tr.detail >> nth=0")
+        assert "(no final answer)" in text and "plain text" in text and "{not json" in text and "{broken" in text
+        assert "skipped: not today" in opened.page.inner_text("tr.detail >> nth=1")
+        assert opened.texts('#cases tbody tr[data-case="1"] td.cell') == ["\u2013 skip"]
+        assert opened.errors == []
+    finally:
+        opened.page.close()

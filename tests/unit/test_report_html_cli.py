@@ -110,3 +110,41 @@ def test_run_html_that_cannot_be_written_is_one_line_and_exit_3(
     err = capsys.readouterr().err
     assert "cannot write the dashboard to afile/run.html" in err and "Traceback" not in err
     assert json.loads(Path("again.json").read_text(encoding="utf-8"))["summary"]["passed"] == 1  # the record is kept
+
+
+BLOCKING_AGENT = '''
+import time
+from evaldsl import RunArtifacts
+
+def agent(prompt):
+    if prompt == "block":
+        open("blocking", "w").close()
+        time.sleep(600)
+    return RunArtifacts(final_text=prompt)
+'''
+
+
+def test_ctrl_c_writes_the_dashboard_of_the_finished_cases(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "html_block_agent.py").write_text(BLOCKING_AGENT, encoding="utf-8")
+    (tmp_path / "long.evl").write_text('case "first"\n  prompt "one"\n  expect final text is "one"\n\n'
+                                       'case "blocks"\n  prompt "block"\n  expect final text is "block"\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evaldsl", "run", "long.evl", "--agent", "html_block_agent:agent", "-j", "1",
+         "--html", "run.html"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert (tmp_path / "blocking").exists(), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    data = _data((tmp_path / "run.html").read_text(encoding="utf-8"))
+    assert [c["name"] for c in data["cases"]] == ["first"]
+    assert data["runs"][0]["complete"] is False
