@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from ._types import positive_int
+
 _EPILOG = """\
 B is compared against A: positive deltas mean B did better. Only cases in
 both records, run in both, with the same prompt are compared; the others are
@@ -34,7 +36,7 @@ def add_compare_command(sub: Any) -> None:
     p.add_argument("b", metavar="B.json", help="the record under test")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any paired case regressed")
-    p.add_argument("--resamples", type=_positive, default=RESAMPLES, metavar="N",
+    p.add_argument("--resamples", type=positive_int, default=RESAMPLES, metavar="N",
                    help=f"bootstrap resamples (default {RESAMPLES:,})")
     p.add_argument("--seed", type=int, default=SEED, metavar="N", help=f"bootstrap seed (default {SEED})")
     p.set_defaults(func=cmd_compare)
@@ -59,13 +61,3 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"evaldsl: {len(cmp.regressed)} case(s) regressed", file=sys.stderr)
         return 1
     return 0
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value

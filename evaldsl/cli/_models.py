@@ -27,6 +27,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._types import positive_int
+
 
 class ModelUsage(ValueError):
     """A model option that cannot work: one line, exit 4."""
@@ -41,7 +43,7 @@ def add_model_options(p: argparse.ArgumentParser, who: Any) -> None:
     g.add_argument("--base-url", metavar="URL",
                    help="the API's base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, or the public API)")
     g.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the API's)")
-    g.add_argument("--max-tokens", type=_positive, metavar="N", help="bound on each reply's tokens")
+    g.add_argument("--max-tokens", type=positive_int, metavar="N", help="bound on each reply's tokens")
     g.add_argument("--seed", type=int, metavar="N", help="sampling seed, where the API has one")
     g.add_argument("--judge", metavar="PROVIDER:MODEL",
                    help="the model that grades `judge` expectations (default: the model under test)")
@@ -197,13 +199,3 @@ def _sampling(sampling: Any) -> dict[str, Any]:
     import dataclasses
 
     return dataclasses.asdict(sampling)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value

@@ -105,7 +105,7 @@ def _default_target(record: Path) -> Path:
 
 
 def _compile(paths: list[str], *, from_record: bool) -> list[Any]:
-    from ..compile._compiler import compile_file
+    from ..compile._compiler import compile_files
     from ..syntax._diagnostics import EvlError
     from ._lang import expand_paths
 
@@ -113,14 +113,7 @@ def _compile(paths: list[str], *, from_record: bool) -> list[Any]:
     if missing:
         where = "named in the record (relative to where it was run) " if from_record else ""
         raise _Usage(f"suite file(s) {where}not found: {', '.join(missing)}; give the .evl paths as arguments")
-    suites, problems = [], []
-    for path in expand_paths(paths):
-        try:
-            suites.append(compile_file(path))
-        except EvlError as exc:
-            problems.append(exc)
-    if problems:
-        diagnostics = [d for p in problems for d in p.diagnostics]
-        sources = {k: v for p in problems for k, v in p.sources.items()}
-        raise _Usage("cannot rescore: the suites do not compile\n" + EvlError(diagnostics, sources).render())
-    return suites
+    try:
+        return compile_files(expand_paths(paths))
+    except EvlError as exc:
+        raise _Usage("cannot rescore: the suites do not compile\n" + exc.render()) from None

@@ -42,6 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ._types import positive_int
+
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 3, 4, 5
 LAST_RECORD = Path(".evaldsl") / "last.json"
 """Where every run leaves its record, relative to the current directory."""
@@ -79,7 +81,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     from ._models import add_model_options
 
     add_model_options(p, who)
-    p.add_argument("-j", "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, metavar="N",
+    p.add_argument("-j", "--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY, metavar="N",
                    help=f"runs in flight at once (default {DEFAULT_CONCURRENCY})")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failure or error")
     p.add_argument("-k", dest="keyword", metavar="EXPR",
@@ -426,21 +428,14 @@ def _files(paths: list[str]) -> list[Path]:
 
 def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]:
     """Compile every file once, all errors at once."""
-    from ..compile._compiler import compile_file
+    from ..compile._compiler import compile_files
     from ..syntax._diagnostics import EvlError
 
     predicates = subject.predicates if subject.kind == "harness" else None
-    suites: list[Any] = []
-    problems: list[EvlError] = []
-    for path in _unique_files(files):
-        try:
-            suites.append(compile_file(path, predicates=predicates, root=root))
-        except EvlError as exc:
-            problems.append(exc)
-    if problems:
-        diagnostics = [d for p in problems for d in p.diagnostics]
-        sources = {k: v for p in problems for k, v in p.sources.items()}
-        raise _Usage("cannot run: the suites do not compile\n" + EvlError(diagnostics, sources).render())
+    try:
+        suites = compile_files(_unique_files(files), predicates=predicates, root=root)
+    except EvlError as exc:
+        raise _Usage("cannot run: the suites do not compile\n" + exc.render()) from None
     import gc
 
     gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
@@ -510,15 +505,6 @@ def _select(flat: list[Any], args: argparse.Namespace) -> list[Any]:
     except SelectionError as exc:
         raise _Usage(str(exc)) from None
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 class _Null:

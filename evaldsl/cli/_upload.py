@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import Any
 
+from ._types import positive_float, positive_int
+
 ATTEMPTS, TIMEOUT_S, TOKEN_ENV = 4, 30.0, "EVALDSL_UPLOAD_TOKEN"
 """`report._upload`'s defaults, repeated so that building the parser imports nothing more (a test keeps
 them equal)."""
@@ -28,9 +30,9 @@ def add_upload_command(sub: Any) -> None:
     )
     p.add_argument("record", metavar="RECORD", help="a run record (.json)")
     p.add_argument("url", metavar="URL", help="where to POST it (http or https)")
-    p.add_argument("--attempts", type=_positive_int, default=ATTEMPTS, metavar="N",
+    p.add_argument("--attempts", type=positive_int, default=ATTEMPTS, metavar="N",
                    help=f"tries in all (default {ATTEMPTS})")
-    p.add_argument("--timeout", type=_positive_float, default=TIMEOUT_S, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_float, default=TIMEOUT_S, metavar="SECONDS",
                    help=f"per attempt (default {TIMEOUT_S:g})")
     p.set_defaults(func=cmd_upload)
 
@@ -47,23 +49,3 @@ def cmd_upload(args: argparse.Namespace) -> int:
     result = upload_record(report, args.url, attempts=args.attempts, timeout=args.timeout)
     print_upload(result)
     return 0 if result.ok else 1
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
-    return value

@@ -7,7 +7,7 @@ directory, sorted by name; a malformed file fails the load and is named.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +330,13 @@ def load(
         files = [where]
     else:
         raise EvlError([error("E002", f"no such file or directory: {where}", a.Span(file=str(where)))])
+    return compile_files(files, predicates=predicates, root=root)
+
+
+def compile_files(
+    files: Iterable[str | Path], *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+) -> list[CompiledSuite]:
+    """Compile every file, in order; one `EvlError` with every file's problems when any has an error."""
     suites, diagnostics, sources = [], [], {}
     for file in files:
         try:

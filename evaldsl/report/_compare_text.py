@@ -10,6 +10,7 @@ nothing in either record goes unmentioned.
 from __future__ import annotations
 
 from ._compare import ALPHA, CaseDelta, CaseRef, Comparison
+from ._numbers import pct as _pct
 
 VERDICTS = {
     "better": "B is better than A",
@@ -66,9 +67,6 @@ def _row(name: str, a: float | None, b: float | None, delta: float | None, *, pe
                  "-" if delta is None else f"{delta:+.3f}"]
     return f"{name:10}{shown[0]:>9}{shown[1]:>9}{shown[2]:>11}"
 
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
 
 def _p(value: float) -> str:

@@ -28,6 +28,9 @@ from ..run._stats import summarize
 from ._compare import CaseRef, Comparison, NotCompared
 from ._json import write_atomic
 from ._junit import clean
+from ._numbers import num as _num
+from ._numbers import pct as _pct
+from ._numbers import secs as _secs
 from ._terminal import failed_expectations, run_errors
 
 MAX_CASES = 50
@@ -130,20 +133,7 @@ def _cut(value: str) -> str:
     return value if len(value) <= MAX_DETAIL else value[: MAX_DETAIL - 1] + "…"
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def _secs(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 0.01:
-        return f"{value * 1000:.2f}ms"
-    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.2f}s"
 
 
 def markdown_comparison(cmp: Comparison, *, a_name: str = "A", b_name: str = "B") -> str:

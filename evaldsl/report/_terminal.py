@@ -23,6 +23,9 @@ from typing import TextIO
 
 from ..run._record import CaseResult, EvalReport
 from ..run._stats import summarize
+from ._numbers import num as _num
+from ._numbers import pct as _pct
+from ._numbers import secs as _secs
 
 _LABELS = {
     "passed": "PASSED", "failed": "FAILED", "error": "ERROR",
@@ -280,17 +283,4 @@ def _indent(text: str, by: int = 4) -> str:
     return text.replace("\n", "\n" + " " * by)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def _secs(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 0.01:
-        return f"{value * 1000:.2f}ms"
-    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.2f}s"
