@@ -332,3 +332,14 @@ def test_hover_on_settings_and_requests_on_a_file_that_does_not_parse(lsp: Sessi
     where = lsp.request(types.TEXT_DOCUMENT_DEFINITION, types.DefinitionParams(
         text_document=doc(uri), position=pos(6, 20)))
     assert where.uri == from_fs_path(str(project / "lib.evl"))
+
+
+def test_document_symbols_outline_the_suite_its_tools_and_cases(lsp: Session, project: Path) -> None:
+    text = SUITE + '\ncase "second"\n  prompt "p"\n  expect no error\n'
+    uri = lsp.open(project / "suite.evl", text)
+    (suite,) = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
+    assert (suite.name, suite.kind, suite.detail) == ("Weather", types.SymbolKind.Module, "suite")
+    assert [(c.name, c.detail, c.range.start.line) for c in suite.children] == [
+        ("send_email", "tool", 3), ("asks the weather", "case", 7), ("second", "case", 15)]
+    assert suite.children[0].kind == types.SymbolKind.Interface
+    assert all(c.kind == types.SymbolKind.Function for c in suite.children[1:])
