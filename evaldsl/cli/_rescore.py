@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from ..report._json import RecordWriteError, write_atomic
     from ..report._terminal import format_report, use_colour
     from ._models import ModelUsage, model_setup
+    from ._types import recorded_command
 
     try:
         record, suites, target = _prepare(args)
@@ -69,7 +69,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             if getattr(args, option) is not None:
                 print(f"evaldsl: --{option.replace('_', '-')} applies to a judge (--judge)", file=sys.stderr)
                 return 4
-    result = _rescore(record, suites, setup, shlex.join(["evaldsl", *sys.argv[1:]]))
+    result = _rescore(record, suites, setup, recorded_command(sys.argv[1:]))
     new = result.report
     if new.cases:
         print(format_report(new, colour=use_colour(sys.stdout)), end="")

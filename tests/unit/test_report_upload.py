@@ -141,3 +141,12 @@ def test_body_is_exactly_the_record_json() -> None:
 def test_a_bad_url_is_a_warning_not_a_crash(url: str) -> None:
     result = upload_record(sample(), url, attempts=1)
     assert not result.ok and result.message
+
+
+def test_the_recorded_command_keeps_no_url_credentials() -> None:
+    from evaldsl.cli._types import recorded_command
+
+    argv = ["run", "s.evl", "--upload", "https://u:pw@x.example/api?token=t#f", "--base-url=http://h:1/v1?k=s",
+            "-k", "name with spaces"]
+    assert recorded_command(argv) == ("evaldsl run s.evl --upload https://x.example/api "
+                                      "--base-url=http://h:1/v1 -k 'name with spaces'")
