@@ -41,6 +41,19 @@ def test_success_posts_the_record_with_token_and_key(monkeypatch: pytest.MonkeyP
     assert TOKEN not in result.message
 
 
+def test_with_a_token_the_bearer_header_is_the_credential_even_with_user_info_in_the_url(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with receiver(Reply(201)) as server:
+        with_info = server.url.replace("://", "://me:pw@", 1)
+        assert upload_record(sample(), with_info).ok  # no token: the URL's user:password, as HTTP Basic
+        monkeypatch.setenv("EVALDSL_UPLOAD_TOKEN", TOKEN)
+        result = upload_record(sample(), with_info + "?q=1")
+    assert result.ok and "me:pw" not in result.message
+    basic, bearer = server.received
+    assert basic.headers["authorization"].startswith("Basic ")
+    assert bearer.headers["authorization"] == f"Bearer {TOKEN}" and bearer.path == "/runs?q=1"
+
+
 def test_no_token_no_authorization_header() -> None:
     with receiver() as server:
         assert upload_record(sample(), server.url).ok
