@@ -343,3 +343,28 @@ def test_document_symbols_outline_the_suite_its_tools_and_cases(lsp: Session, pr
         ("send_email", "tool", 3), ("asks the weather", "case", 7), ("second", "case", 15)]
     assert suite.children[0].kind == types.SymbolKind.Interface
     assert all(c.kind == types.SymbolKind.Function for c in suite.children[1:])
+
+
+def test_every_prefix_of_a_shipped_suite_is_diagnosed_and_answered(lsp: Session, tmp_path: Path) -> None:
+    """Typing a whole file, cut at many points (mid-word, mid-string, inside `< >`): the server keeps up."""
+    import random
+
+    shipped = Path(__file__).resolve().parents[2] / "suites" / "baseline"
+    source = (shipped / "tool_use.evl").read_text()
+    (tmp_path / "tools.evl").write_text((shipped / "tools.evl").read_text())  # what it `use`s
+    cuts = sorted(random.Random(8).sample(range(1, len(source)), 40)) + [len(source)]
+    uri = lsp.open(tmp_path / "typing.evl", "")
+    lsp.wait_diagnostics(uri)
+    for cut in cuts:
+        text = source[:cut]
+        lsp.change(uri, text)
+        found = lsp.wait_diagnostics(uri)
+        assert all(d.range.start.line <= text.count("\n") for d in found)
+        end = pos(text.count("\n"), len(text.split("\n")[-1]))
+        items = lsp.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(text_document=doc(uri),
+                                                                                    position=end))
+        assert items is not None
+        lsp.request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(text_document=doc(uri), position=pos(0, 1)))
+        symbols = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
+        assert symbols is not None and symbols[0].detail == "suite"
+    assert found == []  # the whole file: clean, as `check` says
