@@ -288,6 +288,15 @@ def test_heatmap_marks_flaky_cases_and_errors_with_symbols(page: Page) -> None:
     assert page.texts('#cases tbody tr[data-case="3"] td.cell') == ["! error", "! error"]
     assert page.texts('#cases tbody tr[data-case="1"] td.cell') == ["\u2713", "\u2717"]
 
+    def rgb(row: int, column: int) -> tuple[int, ...]:
+        colour = page.page.locator(f'#cases tbody tr[data-case="{row}"] td.cell >> nth={column}').evaluate(
+            "td => getComputedStyle(td).backgroundColor")
+        return tuple(int(x) for x in colour[colour.index("(") + 1:colour.index(")")].split(",")[:3])
+
+    passed, failed, flaky = rgb(1, 0), rgb(1, 1), rgb(2, 0)  # pass rates 1, 0 and 2/3
+    assert passed[1] > passed[0] and failed[0] > failed[1]  # green for 100%, red for 0%
+    assert passed[0] < flaky[0] < failed[0]  # 2/3 lies between them, nearer green
+
 
 def test_expander_opens_with_transcript_expectations_and_source(page: Page) -> None:
     page.page.locator("button.case", has_text="adds").click()
