@@ -208,6 +208,11 @@ def test_keywords_in_a_tool_block_and_in_the_head(lsp: Session, project: Path) -
                                                                                  position=pos(1, 0)))
     assert {"use", "description", "suite"} <= {i.label for i in head.items}
     assert "prompt" not in {i.label for i in head.items}
+    when = text.replace("  param a: string\n  \n", "  param a: string\n  param b?: number\n  when <\n")
+    uri = lsp.open(project / "blocks.evl", when)
+    in_when = lsp.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(text_document=doc(uri),
+                                                                                   position=pos(5, 8)))
+    assert {i.label for i in in_when.items} == {"a", "b"}  # the enclosing tool's params
 
 
 def test_hover_explains_predicates_and_shows_tool_declarations(lsp: Session, project: Path) -> None:
