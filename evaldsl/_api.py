@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .compile._compiler import compile_suite
+from .compile._compiler import Sources, compile_suite
 from .compile._compiler import load as _load
 from .compile._model import CompiledSuite
 from .syntax._ast import Suite
@@ -36,7 +36,7 @@ def compile(
     *,
     predicates: Mapping[str, Any] | None = None,
     base_dir: str | Path | None = None,
-    sources: Mapping[str | Path, str] | None = None,
+    sources: Sources | None = None,
 ) -> CompiledSuite:
     """Compile .evl text or a parsed `Suite` into a `CompiledSuite` of runnable cases.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
@@ -24,11 +24,15 @@ from ._tools import compile_tool
 from ._values import to_python, to_text
 
 
+Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
+"""Texts standing in for `use` files on disk, by path (`compile(sources=...)`)."""
+
+
 class _Session:
     """State of one compile: diagnostics, sources and the imported-file cache."""
 
     def __init__(self, predicates: Mapping[str, Any] | None, root: str | Path | None = None,
-                 sources: Mapping[str | Path, str] | None = None) -> None:
+                 sources: Sources | None = None) -> None:
         self.predicates = predicates
         self.root = Path(root).resolve() if root is not None else None
         self.overlay = {Path(p).resolve(): text for p, text in (sources or {}).items()}
@@ -84,7 +88,7 @@ def compile_suite(
     predicates: Mapping[str, Any] | None = None,
     base_dir: str | Path | None = None,
     root: str | Path | None = None,
-    sources: Mapping[str | Path, str] | None = None,
+    sources: Sources | None = None,
 ) -> CompiledSuite:
     """Compile .evl text (or a parsed `Suite`) into runnable cases.
 
@@ -106,7 +110,7 @@ def compile_suite(
 
 def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
                     base_dir: str | Path | None, root: str | Path | None = None,
-                    sources: Mapping[str | Path, str] | None = None) -> CompiledSuite:
+                    sources: Sources | None = None) -> CompiledSuite:
     session = _Session(predicates, root, sources)
     if isinstance(source, str):
         session.sources[filename] = source
