@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .compile._compiler import compile_suite
+from .compile._compiler import Sources, compile_suite
 from .compile._compiler import load as _load
 from .compile._model import CompiledSuite
 from .syntax._ast import Suite
@@ -36,6 +36,7 @@ def compile(
     *,
     predicates: Mapping[str, Any] | None = None,
     base_dir: str | Path | None = None,
+    sources: Sources | None = None,
 ) -> CompiledSuite:
     """Compile .evl text or a parsed `Suite` into a `CompiledSuite` of runnable cases.
 
@@ -45,11 +46,13 @@ def compile(
             from its folder unless `base_dir` is given.
         predicates: a harness's custom predicates by name; when given, unknown names are errors.
         base_dir: folder for relative paths.
+        sources: the texts of files that `use` lines reach, by path, read in place of the
+            files on disk (a language server passes an editor's unsaved buffers).
 
     Raises:
         EvlError: listing every error found.
     """
-    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir)
+    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir, sources=sources)
 
 
 def format(text: str, filename: str = "<string>", *, line_width: int = 100) -> str:

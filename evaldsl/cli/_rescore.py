@@ -6,9 +6,11 @@ to where it was run). The new record goes to ``-o FILE`` or, by default,
 ``RECORD.rescored.json`` beside the old one, which is only read (an ``-o``
 naming the old record is refused).
 
-Judges: this command has no judge to call yet, so a `judge` expectation is
-an error that says it needs a judge (the library's `rescore(judge=...)`
-takes one: `evaldsl.rescore`). Exit codes: 0 every rescored case passed; 1 a rescored case
+Judges: ``--judge PROVIDER:MODEL`` (with ``--judge-base-url``,
+``--judge-template``, ``--no-cache``, ``--cache-dir``, as `evaldsl run` takes
+them, built by the same `model_setup`) grades `judge` expectations, and the
+command says how many called it; without ``--judge`` such an expectation is
+an error that says it needs one. Exit codes: 0 every rescored case passed; 1 a rescored case
 failed or errored; 4 unreadable record, missing or non-compiling suite, or
 bad option; 5 no case of the record could be rescored (all stale).
 """
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ def add_rescore_command(sub: Any) -> None:
         description="Compile the current .evl files and evaluate their expectations over the artifacts "
                     "stored in RECORD, without calling the agent; write a new record.",
         epilog="Cases that no longer exist or whose prompt changed are listed as stale and left out. "
-               "Judge expectations need a judge: without one they are errors. exit codes: 0 all rescored "
+               "Judge expectations call the --judge model (and the command says how many did); without "
+               "--judge they are errors. exit codes: 0 all rescored "
                "cases passed; 1 a case failed or errored; 4 usage, record or compile error; 5 nothing "
                "could be rescored.",
     )
@@ -41,31 +43,46 @@ def add_rescore_command(sub: Any) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help=".evl files or directories (default: the suites named in the record)")
     p.add_argument("-o", "--output", metavar="FILE", help="the new record (default: RECORD.rescored.json)")
-    p.set_defaults(func=cmd_rescore)
+    g = p.add_argument_group("the judge (for `judge` expectations; the agent or model is never called)")
+    g.add_argument("--judge", metavar="PROVIDER:MODEL", help="the model that grades `judge` expectations")
+    g.add_argument("--judge-base-url", metavar="URL", help="the judge's base URL (default: the provider's)")
+    g.add_argument("--judge-template", metavar="FILE", help="a jinja2 template replacing the judge's prompt")
+    g.add_argument("--no-cache", action="store_true", help="send every judge request; keep no replies")
+    g.add_argument("--cache-dir", metavar="DIR", help="where judge replies are kept (default .evaldsl/cache)")
+    p.set_defaults(func=cmd_rescore, base_url=None)
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from ..report._json import RecordWriteError, write_atomic
     from ..report._terminal import format_report, use_colour
-    from ..run._rescore import rescore
+    from ._models import ModelUsage, model_setup
+    from ._types import recorded_command
 
     try:
         record, suites, target = _prepare(args)
-    except _Usage as exc:
+        setup = model_setup(args, None) if args.judge else None
+    except (_Usage, ModelUsage) as exc:
         print(f"evaldsl: {exc}", file=sys.stderr)
         return 4
-    result = rescore(record, suites, command=shlex.join(["evaldsl", *sys.argv[1:]]))
+    if setup is None:
+        for option in ("judge_base_url", "judge_template", "cache_dir"):
+            if getattr(args, option) is not None:
+                print(f"evaldsl: --{option.replace('_', '-')} applies to a judge (--judge)", file=sys.stderr)
+                return 4
+    result = _rescore(record, suites, setup, recorded_command(sys.argv[1:]))
     new = result.report
     if new.cases:
         print(format_report(new, colour=use_colour(sys.stdout)), end="")
     for case in result.stale:
         print(f"evaldsl: stale: {case.file}::{case.name} ({case.reason}); not rescored", file=sys.stderr)
     if result.needs_judge:
-        print(f"evaldsl: {result.needs_judge} judge expectation(s) could not be evaluated: they need a judge, "
-              "and `evaldsl rescore` has none to call (from Python: evaldsl.rescore(..., judge=fn))",
-              file=sys.stderr)
+        print(f"evaldsl: {result.needs_judge} judge expectation(s) could not be evaluated: they need a judge; "
+              "give one with --judge PROVIDER:MODEL", file=sys.stderr)
     if result.judge_calls:
-        print(f"evaldsl: {result.judge_calls} judge expectation(s) called the judge", file=sys.stderr)
+        assert setup is not None
+        judge = setup.meta["judge"]
+        print(f"evaldsl: {result.judge_calls} judge expectation(s) called the judge "
+              f"{judge['provider']}:{judge['model']}", file=sys.stderr)
     if result.not_in_record:
         print(f"evaldsl: {result.not_in_record} case(s) of the suites are not in the record; run them to "
               "score them", file=sys.stderr)
@@ -79,6 +96,25 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     if not new.cases:
         return 5
     return 0 if new.ok else 1
+
+
+def _rescore(record: Any, suites: list[Any], setup: Any, command: str) -> Any:
+    """`arescore` in one event loop with the judge's backends, which are closed after it."""
+    from ..run._api import run_async
+    from ..run._rescore import arescore
+
+    async def drive() -> Any:
+        try:
+            return await arescore(record, suites, judge=setup.judge if setup else None, command=command)
+        finally:
+            if setup is not None:
+                await setup.aclose()
+
+    result = run_async(drive())
+    if setup is not None:  # the new record names the judge that graded it
+        result.report = result.report.model_copy(
+            update={"meta": result.report.meta.model_copy(update={"judge": setup.meta["judge"]})})
+    return result
 
 
 def _prepare(args: argparse.Namespace) -> tuple[Any, list[Any], Path]:

@@ -33,7 +33,6 @@ cases is 0: a CI matrix wider than the suite must not fail for it).
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 import traceback
@@ -42,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ._types import positive_int
+from ._types import positive_int, recorded_command
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 3, 4, 5
 LAST_RECORD = Path(".evaldsl") / "last.json"
@@ -301,7 +300,7 @@ def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any
     from ..run._api import fill_meta
     from ..run._record import RunMeta
 
-    meta = RunMeta(command=shlex.join(["evaldsl", *sys.argv[1:]]))
+    meta = RunMeta(command=recorded_command(sys.argv[1:]))
     if args.model_name:
         meta.agent = args.model_name
     if previous is not None and previous.meta.started_at is not None:

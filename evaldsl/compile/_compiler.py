@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
@@ -24,12 +24,19 @@ from ._tools import compile_tool
 from ._values import to_python, to_text
 
 
+Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
+"""Texts standing in for `use` files on disk, by path (`compile(sources=...)`)."""
+
+
 class _Session:
     """State of one compile: diagnostics, sources and the imported-file cache."""
 
-    def __init__(self, predicates: Mapping[str, Any] | None, root: str | Path | None = None) -> None:
+    def __init__(self, predicates: Mapping[str, Any] | None, root: str | Path | None = None,
+                 sources: Sources | None = None) -> None:
         self.predicates = predicates
         self.root = Path(root).resolve() if root is not None else None
+        self.overlay = {Path(p).resolve(): text for p, text in (sources or {}).items()}
+        """Texts standing in for files on disk (an editor's unsaved buffers), by resolved path."""
         self.diagnostics: list[Diagnostic] = []
         self.sources: dict[str, str] = {}
         self.libraries: dict[Path, list[CompiledTool]] = {}
@@ -63,7 +70,7 @@ class _Session:
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
-            text = read_source(path, shown)
+            text = self.overlay[path] if path in self.overlay else read_source(path, shown)
         except EvlError as exc:
             self.diagnostics.extend(exc.diagnostics)
             self.sources.update(exc.sources)
@@ -81,6 +88,7 @@ def compile_suite(
     predicates: Mapping[str, Any] | None = None,
     base_dir: str | Path | None = None,
     root: str | Path | None = None,
+    sources: Sources | None = None,
 ) -> CompiledSuite:
     """Compile .evl text (or a parsed `Suite`) into runnable cases.
 
@@ -91,17 +99,19 @@ def compile_suite(
         base_dir: where relative paths resolve (default: the file's folder).
         root: when given, a `use` or `examples from` path outside this folder is
             an error (E230); by default a suite may read any file.
+        sources: texts of `use` files, by path, read in place of the files on disk.
 
     Raises:
         EvlError: with every error found (warnings ride along in `.diagnostics`).
     """
     with gc_paused():
-        return _compile_source(source, filename, predicates, base_dir, root)
+        return _compile_source(source, filename, predicates, base_dir, root, sources)
 
 
 def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
-                    base_dir: str | Path | None, root: str | Path | None = None) -> CompiledSuite:
-    session = _Session(predicates, root)
+                    base_dir: str | Path | None, root: str | Path | None = None,
+                    sources: Sources | None = None) -> CompiledSuite:
+    session = _Session(predicates, root, sources)
     if isinstance(source, str):
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
@@ -299,7 +309,7 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     if outside is not None:
         session.problem(outside)
         return []
-    if not path.is_file():
+    if path not in session.overlay and not path.is_file():
         session.diagnostics.append(error("E207", f"cannot find {stmt.path.value}", stmt.span,
                                          help=f"looked for {base / stmt.path.value}"))
         return []

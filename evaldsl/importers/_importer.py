@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..syntax._ast import Span
-from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
+from .. import Diagnostic, EvlError, Span  # the public API only, as for the language server
 from . import _emit, _json_formats, _ron_format
 from ._model import CaseOut, Problem
 from ._ron import RonError, read_ron
@@ -49,7 +48,8 @@ def import_file(path: str | Path, *, format: Format | None = None) -> ImportResu
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise EvlError([error("E002", f"cannot read {filename}: {reason}", Span(file=filename))]) from None
+        problem = Diagnostic("E002", "error", f"cannot read {filename}: {reason}", Span(file=filename))
+        raise EvlError([problem]) from None
     return import_text(text, filename, format=format)
 
 
@@ -60,15 +60,15 @@ def import_text(text: str, filename: str = "<string>", *, format: Format | None 
         cases = _read(text, kind)
     except (Problem, RonError) as exc:
         code = "E501" if isinstance(exc, RonError) else exc.code
-        diag = error(code, str(exc), _span(text, filename, exc.offset))
+        diag = Diagnostic(code, "error", str(exc), _span(text, filename, exc.offset))
         raise EvlError([diag], sources={filename: text}) from None
     warnings = _dedupe_names(cases, text, filename)
     for case in cases:
         for note, at in case.comments:
-            warnings.append(warning("W501", f"kept as a comment: {note}", _span(text, filename, at)))
+            warnings.append(Diagnostic("W501", "warning", f"kept as a comment: {note}", _span(text, filename, at)))
         for note in case.unknown:
             message = f"kept as a comment: the field {note} has no .evl statement"
-            warnings.append(warning("W502", message, _span(text, filename, case.offset)))
+            warnings.append(Diagnostic("W502", "warning", message, _span(text, filename, case.offset)))
     suite_text = _suite_text(Path(filename).stem or "imported", filename, kind, cases)
     return ImportResult(
         source=filename, format=kind, text=_verified(suite_text, filename), cases=len(cases),
@@ -103,7 +103,7 @@ def _dedupe_names(cases: list[CaseOut], text: str, filename: str) -> list[Diagno
         seen[name] = 0
         if case.name and name != case.name:
             message = f"the case name {_emit.string(case.name)} is taken: renamed {_emit.string(name)}"
-            notes.append(warning("W503", message, _span(text, filename, case.offset)))
+            notes.append(Diagnostic("W503", "warning", message, _span(text, filename, case.offset)))
         case.name = name
     return notes
 
@@ -135,8 +135,8 @@ def _suite_text(stem: str, filename: str, kind: str, cases: list[CaseOut]) -> st
 
 def _verified(text: str, filename: str) -> str:
     """Format, then compile: an import that returns is a suite `check` accepts."""
-    from .._api import compile as compile_evl
-    from .._api import format as format_evl
+    from .. import compile as compile_evl
+    from .. import format as format_evl
 
     target = str(Path(filename).with_suffix(".evl"))
     formatted = format_evl(text, target)

@@ -4,7 +4,8 @@ Built only from the public API (`evaldsl.parse`, the AST it returns, the
 `EvlError` it raises). A file being typed rarely parses, so the outline
 parses what it can: each line an error points at is blanked (line numbers
 kept, so positions stay true) and the text parsed again, a few times. Tools
-reached through `use` are read from disk the same way, cycles cut. Nothing
+reached through `use` are read the same way, from the editor's open buffer
+of that file when there is one (``sources``), else from disk; cycles cut. Nothing
 here raises: a document that cannot be read at all has an empty outline.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +80,8 @@ def tolerant_parse(text: str, filename: str) -> Any:
     return None
 
 
-def build_outline(text: str, filename: str, *, typing_at: int | None = None) -> Outline:
+def build_outline(text: str, filename: str, *, typing_at: int | None = None,
+                  sources: Mapping[str, str] | None = None) -> Outline:
     """The outline of ``text``; ``typing_at`` (0-based) is the line being typed, left out of the
     parse since it is the likeliest not to parse yet (an open `<` there would swallow the rest)."""
     lines = text.split("\n")
@@ -97,7 +100,7 @@ def build_outline(text: str, filename: str, *, typing_at: int | None = None) -> 
     outline.local_tools = [t for t in (_tool_info(tool, lines, filename) for tool in suite.tools) if t]
     for tool in outline.local_tools:
         outline.tools.setdefault(tool.name, tool)
-    for tool in _used_tools(suite, filename, {str(Path(filename).resolve())}):
+    for tool in _used_tools(suite, filename, {str(Path(filename).resolve())}, sources or {}):
         outline.tools.setdefault(tool.name, tool)
     return outline
 
@@ -134,17 +137,17 @@ def _type_text(node: Any) -> str:
     return "one of [...]"
 
 
-def _used_tools(suite: Any, filename: str, seen: set[str]) -> list[ToolInfo]:
+def _used_tools(suite: Any, filename: str, seen: set[str], sources: Mapping[str, str]) -> list[ToolInfo]:
     out: list[ToolInfo] = []
     for item in suite.items:
         if item.kind != "use_stmt":
             continue
         path = (Path(filename).parent / item.path.value).resolve()
-        if str(path) in seen or not path.is_file():
+        if str(path) in seen or (str(path) not in sources and not path.is_file()):
             continue
         seen.add(str(path))
         try:
-            text = path.read_text(encoding="utf-8")
+            text = sources[str(path)] if str(path) in sources else path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         used = tolerant_parse(text, str(path))
@@ -152,7 +155,7 @@ def _used_tools(suite: Any, filename: str, seen: set[str]) -> list[ToolInfo]:
             continue
         lines = text.split("\n")
         out.extend(t for t in (_tool_info(tool, lines, str(path)) for tool in used.tools) if t)
-        out.extend(_used_tools(used, str(path), seen))
+        out.extend(_used_tools(used, str(path), seen, sources))
     return out
 
 

@@ -5,7 +5,10 @@ and diagnostics are exactly `evaldsl check`'s (the same `evaldsl.compile`
 of the same text, the same codes and messages), with ranges converted to
 the client's position encoding. Diagnostics are published on open, change
 and save, for the document and for every open document that `use`s it; a
-problem in a file reached through `use` is published on that file. Every
+problem in a file reached through `use` is published on that file. A file
+reached through `use` that is open in the editor is read from its buffer,
+saved or not (`evaldsl.compile(sources=...)`), so its users see the edit as
+it is typed; `check` sees the same once it is saved. Every
 handler catches everything: a half-typed file never stops the server.
 """
 
@@ -37,10 +40,12 @@ class EvlServer(LanguageServer):
         """For each document, the other files it last published diagnostics on (to clear them)."""
 
 
-def check_diagnostics(text: str, path: str) -> list[Diagnostic]:
-    """What `evaldsl check` reports for this text as that file: errors, or the warnings of a clean compile."""
+def check_diagnostics(text: str, path: str, sources: dict[str, str] | None = None) -> list[Diagnostic]:
+    """What `evaldsl check` reports for this text as that file: errors, or the warnings of a clean compile.
+
+    ``sources``: the open documents' texts by path, read in place of those files on disk."""
     try:
-        return list(evaldsl.compile(text, path).warnings)
+        return list(evaldsl.compile(text, path, sources=sources).warnings)
     except EvlError as exc:
         return list(exc.diagnostics)
 
@@ -67,16 +72,27 @@ def to_lsp(diag: Diagnostic, lines: list[str], codec: Any) -> types.Diagnostic:
                             code=diag.code, source="evaldsl")
 
 
+def open_sources(ls: EvlServer) -> dict[str, str]:
+    """The text of every open document, by its resolved path: what `use` reads in place of the disk."""
+    out: dict[str, str] = {}
+    for uri, doc in list(ls.workspace.text_documents.items()):
+        path = to_fs_path(uri)
+        if path:
+            out[str(Path(path).resolve())] = doc.source
+    return out
+
+
 def publish(ls: EvlServer, uri: str) -> None:
     doc = ls.workspace.get_text_document(uri)
     path = to_fs_path(uri) or uri
-    diagnostics = check_diagnostics(doc.source, path)
+    sources = open_sources(ls)
+    diagnostics = check_diagnostics(doc.source, path, sources)
     by_file: dict[str, list[Diagnostic]] = {path: []}
     for diag in diagnostics:
         by_file.setdefault(diag.file if diag.span is not None else path, []).append(diag)
     for file, found in by_file.items():
         target = uri if file == path else (from_fs_path(file) or file)
-        lines = doc.lines if file == path else _lines_of(file)
+        lines = doc.lines if file == path else _lines_of(file, sources)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=target, diagnostics=[to_lsp(d, list(lines), doc.position_codec) for d in found]))
     others = {f for f in by_file if f != path}
@@ -86,28 +102,33 @@ def publish(ls: EvlServer, uri: str) -> None:
     ls.published[uri] = others
 
 
-def _lines_of(path: str) -> list[str]:
+def _lines_of(path: str, sources: dict[str, str] | None = None) -> list[str]:
     try:
+        text = (sources or {}).get(str(Path(path).resolve()))
+        if text is not None:
+            return text.splitlines(keepends=True)
         return Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
     except (OSError, UnicodeDecodeError):
         return []
 
 
-def refresh(ls: EvlServer, uri: str) -> None:
-    """Diagnose ``uri`` and every open document that uses it (directly or through other files)."""
-    changed = to_fs_path(uri) or uri
+def refresh(ls: EvlServer, uri: str, *, itself: bool = True) -> None:
+    """Diagnose ``uri`` (unless not ``itself``) and every open document that uses it (directly or not)."""
+    changed = str(Path(to_fs_path(uri) or uri).resolve())
+    sources = open_sources(ls)
     for other in list(ls.workspace.text_documents):
         try:
-            if other == uri or _uses(ls, other, changed):
+            if (other == uri and itself) or (other != uri and _uses(ls, other, changed, sources)):
                 publish(ls, other)
         except Exception:  # noqa: BLE001 - a handler must never take the server down
             log.exception("diagnostics failed for %s", other)
 
 
-def _uses(ls: EvlServer, uri: str, changed: str) -> bool:
+def _uses(ls: EvlServer, uri: str, changed: str, sources: dict[str, str]) -> bool:
     doc = ls.workspace.get_text_document(uri)
-    outline = build_outline(doc.source, to_fs_path(uri) or uri)
-    return any(tool.file == changed for tool in outline.tools.values()) or Path(changed).name in doc.source
+    outline = build_outline(doc.source, to_fs_path(uri) or uri, sources=sources)
+    return (any(str(Path(tool.file).resolve()) == changed for tool in outline.tools.values())
+            or Path(changed).name in doc.source)
 
 
 def create_server() -> EvlServer:
@@ -127,8 +148,9 @@ def create_server() -> EvlServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: EvlServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=params.text_document.uri, diagnostics=[]))
+        uri = params.text_document.uri
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        refresh(ls, uri, itself=False)  # its users now read the file on disk, not the closed buffer
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: EvlServer, params: types.DocumentFormattingParams) -> list[types.TextEdit] | None:
@@ -170,7 +192,7 @@ def _document(ls: EvlServer, uri: str, position: types.Position | None = None,
         server_position = doc.position_codec.position_from_client_units(doc.lines, position)
         line, character = server_position.line, server_position.character
     typing_at = line if typing else None
-    outline = build_outline(doc.source, to_fs_path(uri) or uri, typing_at=typing_at)
+    outline = build_outline(doc.source, to_fs_path(uri) or uri, typing_at=typing_at, sources=open_sources(ls))
     return doc, outline, line, character
 
 
@@ -206,7 +228,7 @@ def _definition(ls: EvlServer, uri: str, position: types.Position) -> types.Loca
     tool = _features.definition(doc.source, outline, line, character)
     if tool is None:
         return None
-    lines = doc.lines if tool.file == outline.file else _lines_of(tool.file)
+    lines = doc.lines if tool.file == outline.file else _lines_of(tool.file, open_sources(ls))
     span = tool.span
     start = doc.position_codec.position_to_client_units(
         list(lines), types.Position(line=span.line - 1, character=span.column - 1))

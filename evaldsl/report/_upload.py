@@ -17,6 +17,9 @@ HTTP date) is waited out when it asks for longer. When it asks for more than
 statuses (400, 401, 404, a redirect: redirects are not followed, so the token
 never goes to another host) are not retried.
 
+With a token, a ``user:password@`` in the URL is not sent (the bearer token
+is the credential); without one, httpx sends it as HTTP Basic.
+
 Failure is a warning, never an exception: the run's exit code and its local
 record are untouched. No message ever contains the token, and URLs are
 shown without their user, password and query (where tokens hide).
@@ -111,6 +114,7 @@ def upload_record(
                "User-Agent": f"evaldsl/{report.meta.evaldsl_version or 'unknown'}"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
+        url = _without_userinfo(url)  # else httpx would send the URL's user:password as Basic instead
     body = report.model_dump_json().encode("utf-8")
     scrub = _scrubber(token, url)
     delay = backoff
@@ -153,6 +157,17 @@ def _attempt(
     if 300 <= status < 400:
         why += " (a redirect; not followed, so the token never leaves for another address)"
     return status, why, None
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` (a URL that does not parse is left for the POST to report)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, parts.fragment))
 
 
 def _scheme(url: str) -> str:

@@ -177,7 +177,8 @@ async def evaluate(
             if exp.needs_judge:
                 if ctx.judge is None:
                     raise NoJudge("this expectation needs a judge, and none was configured: pass --judge "
-                                  "PROVIDER:MODEL to `evaldsl run` (--evl-judge to pytest, judge= in Python)")
+                                  "PROVIDER:MODEL to `evaldsl run` or `rescore` (--evl-judge to pytest, "
+                                  "judge= in Python)")
                 clock.busy += time.perf_counter() - began
                 try:
                     outcome = await _judged(exp, ctx, pool, timeout, clock)

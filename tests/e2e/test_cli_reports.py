@@ -214,6 +214,34 @@ def test_rescore_writes_a_new_record_and_never_touches_the_old(work, monkeypatch
     assert "1 passed" in out
 
 
+def test_rescore_calls_the_judge_it_is_given_and_says_so(work, monkeypatch, capsys, openai_server) -> None:  # type: ignore[no-untyped-def]
+    from servers._script import always, text
+
+    before = stored_run(work, monkeypatch).read_bytes()
+    (work / "demo.evl").write_text(SUITE + '  expect judge "says goodbye politely" at least 0.8\n')
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    openai_server.reply = always(text('{"score": 0.9, "reasoning": "a polite farewell"}'))
+    code, out, err = cli(work, monkeypatch, capsys, "rescore", "r.json", "--judge", "openai:grader",
+                         "--judge-base-url", openai_server.base_url, "--no-cache")
+    assert code == 1, out + err  # "fails" still fails its `contains "hello"`; the judge passed it
+    [request] = openai_server.requests  # the judge only: the stored answers are not asked for again
+    assert request.json["model"] == "grader" and "goodbye" in json.dumps(request.json["messages"])
+    assert "1 judge expectation(s) called the judge openai:grader" in err
+    new = json.loads((work / "r.rescored.json").read_text())
+    assert new["meta"]["judge"]["model"] == "grader"
+    [judged] = [e for e in new["cases"][1]["runs"][0]["expectations"] if e["label"].startswith("judge")]
+    assert judged["passed"] and "a polite farewell" in judged["detail"]
+    assert (work / "r.json").read_bytes() == before
+
+    code, _, err = cli(work, monkeypatch, capsys, "rescore", "r.json", "-o", "nojudge.json")
+    assert code == 1 and "1 judge expectation(s) could not be evaluated" in err and "--judge" in err
+    code, _, err = cli(work, monkeypatch, capsys, "rescore", "r.json", "--judge-template", "t.j2")
+    assert code == 4 and "--judge-template applies to a judge (--judge)" in err
+    code, _, err = cli(work, monkeypatch, capsys, "rescore", "r.json", "--judge", "nonsense")
+    assert code == 4 and "Traceback" not in err
+
+
 def test_rescore_refuses_to_overwrite_the_record_and_names_missing_suites(work, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     before = stored_run(work, monkeypatch).read_bytes()
     code, _, err = cli(work, monkeypatch, capsys, "rescore", "r.json", "-o", "./r.json")

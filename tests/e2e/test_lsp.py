@@ -175,6 +175,8 @@ def test_a_half_typed_file_keeps_the_server_answering(lsp: Session, project: Pat
     ("  expect final text ", {"contains", "matches", "is empty"}),
     ("  expect called ", {"get_weather", "send_email", "any tool"}),
     ("  expect called send_email then ", {"get_weather", "send_email"}),
+    ("  expect first call ", {"get_weather", "send_email"}),
+    ("  expect not called ", {"get_weather", "send_email"}),
     ("  expect called send_email with <", {"to", "body"}),
     ("  expect called send_email with <to: \"a\", ", {"to", "body"}),
     ("  expect called get_weather with <city: $", {"$city", "$temp"}),
@@ -206,6 +208,11 @@ def test_keywords_in_a_tool_block_and_in_the_head(lsp: Session, project: Path) -
                                                                                  position=pos(1, 0)))
     assert {"use", "description", "suite"} <= {i.label for i in head.items}
     assert "prompt" not in {i.label for i in head.items}
+    when = text.replace("  param a: string\n  \n", "  param a: string\n  param b?: number\n  when <\n")
+    uri = lsp.open(project / "blocks.evl", when)
+    in_when = lsp.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(text_document=doc(uri),
+                                                                                   position=pos(5, 8)))
+    assert {i.label for i in in_when.items} == {"a", "b"}  # the enclosing tool's params
 
 
 def test_hover_explains_predicates_and_shows_tool_declarations(lsp: Session, project: Path) -> None:
@@ -257,3 +264,112 @@ def test_a_change_to_a_used_file_refreshes_its_users(lsp: Session, project: Path
     lsp.wait_diagnostics(lib_uri)
     found = lsp.wait_diagnostics(suite_uri)
     assert any(d.code == "E218" for d in found), found  # get_weather is no longer declared anywhere
+
+
+MANY_ERRORS = SUITE.replace("  expect caled send_email\n", """  expect called send_email with <too: "a">
+  expect called get_wether
+  expect final number is 4 within -1
+  expect final text contains $nope
+""")
+
+
+def test_every_range_is_the_compilers_span_and_covers_a_token(lsp: Session, project: Path) -> None:
+    import evaldsl
+
+    uri = lsp.open(project / "suite.evl", MANY_ERRORS)
+    found = lsp.wait_diagnostics(uri)
+    try:
+        evaldsl.compile(MANY_ERRORS, str(project / "suite.evl"))
+        raise AssertionError("the text compiled")
+    except evaldsl.EvlError as exc:
+        spans = [(d.code, d.span.line, d.span.column, d.span.end_line, d.span.end_column) for d in exc.diagnostics]
+    assert len(found) >= 4
+    assert [(d.code, d.range.start.line + 1, d.range.start.character + 1, d.range.end.line + 1,
+             d.range.end.character + 1) for d in found] == spans
+    lines = MANY_ERRORS.split("\n")
+    for d in found:
+        assert d.range.start.line == d.range.end.line
+        covered = lines[d.range.start.line][d.range.start.character:d.range.end.character]
+        assert covered and covered == covered.strip(), (d.code, covered)
+
+
+def test_saving_a_used_file_refreshes_its_users(lsp: Session, project: Path) -> None:
+    suite_uri = lsp.open(project / "suite.evl", SUITE.replace("caled", "called"))
+    assert lsp.wait_diagnostics(suite_uri) == []
+    lib_uri = lsp.open(project / "lib.evl", LIB)
+    lsp.wait_diagnostics(lib_uri)
+    lsp.forget(suite_uri)
+    lsp.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=doc(lib_uri)))
+    assert lsp.wait_diagnostics(suite_uri) == []  # published again on the save alone
+    lsp.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(lib_uri)))
+
+
+def test_an_unsaved_edit_of_a_used_file_reaches_its_users_until_it_is_closed(lsp: Session, project: Path) -> None:
+    suite_uri = lsp.open(project / "suite.evl", SUITE.replace("caled", "called"))
+    assert lsp.wait_diagnostics(suite_uri) == []
+    lib_uri = lsp.open(project / "lib.evl", LIB)
+    lsp.wait_diagnostics(lib_uri)  # published after its users'
+    lsp.forget(suite_uri)
+    lsp.change(lib_uri, LIB.replace("get_weather", "get_forecast"))  # typed, not saved
+    assert any(d.code == "E218" for d in lsp.wait_diagnostics(suite_uri))
+    lines = SUITE.split("\n")
+    line = next(i for i, t in enumerate(lines) if "called get_weather" in t)
+    lsp.change(lib_uri, "\n" + LIB)  # the declaration moved a line down in the buffer
+    where = lsp.request(types.TEXT_DOCUMENT_DEFINITION, types.DefinitionParams(
+        text_document=doc(suite_uri), position=pos(line, lines[line].index("get_weather"))))
+    assert where.uri == lib_uri and where.range.start == pos(1, 5)
+    lsp.forget(suite_uri)
+    lsp.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(lib_uri)))
+    assert lsp.wait_diagnostics(suite_uri) == []  # closed unsaved: the file on disk again
+    assert (project / "lib.evl").read_text() == LIB
+
+
+def test_hover_on_settings_and_requests_on_a_file_that_does_not_parse(lsp: Session, project: Path) -> None:
+    text = 'suite "x"\ntimeout 30s\n\ncase "a\n  repeat 3\n  expect called get_weather with <ci'
+    uri = lsp.open(project / "broken.evl", 'use "lib.evl"\n' + text)
+    assert lsp.wait_diagnostics(uri)
+    timeout = lsp.request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(text_document=doc(uri), position=pos(2, 2)))
+    assert "`timeout" in timeout.contents.value
+    repeat = lsp.request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(text_document=doc(uri), position=pos(5, 4)))
+    assert "`repeat" in repeat.contents.value
+    on_tool = lsp.request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(text_document=doc(uri), position=pos(6, 20)))
+    assert "tool get_weather" in on_tool.contents.value
+    where = lsp.request(types.TEXT_DOCUMENT_DEFINITION, types.DefinitionParams(
+        text_document=doc(uri), position=pos(6, 20)))
+    assert where.uri == from_fs_path(str(project / "lib.evl"))
+
+
+def test_document_symbols_outline_the_suite_its_tools_and_cases(lsp: Session, project: Path) -> None:
+    text = SUITE + '\ncase "second"\n  prompt "p"\n  expect no error\n'
+    uri = lsp.open(project / "suite.evl", text)
+    (suite,) = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
+    assert (suite.name, suite.kind, suite.detail) == ("Weather", types.SymbolKind.Module, "suite")
+    assert [(c.name, c.detail, c.range.start.line) for c in suite.children] == [
+        ("send_email", "tool", 3), ("asks the weather", "case", 7), ("second", "case", 15)]
+    assert suite.children[0].kind == types.SymbolKind.Interface
+    assert all(c.kind == types.SymbolKind.Function for c in suite.children[1:])
+
+
+def test_every_prefix_of_a_shipped_suite_is_diagnosed_and_answered(lsp: Session, tmp_path: Path) -> None:
+    """Typing a whole file, cut at many points (mid-word, mid-string, inside `< >`): the server keeps up."""
+    import random
+
+    shipped = Path(__file__).resolve().parents[2] / "suites" / "baseline"
+    source = (shipped / "tool_use.evl").read_text()
+    (tmp_path / "tools.evl").write_text((shipped / "tools.evl").read_text())  # what it `use`s
+    cuts = sorted(random.Random(8).sample(range(1, len(source)), 40)) + [len(source)]
+    uri = lsp.open(tmp_path / "typing.evl", "")
+    lsp.wait_diagnostics(uri)
+    for cut in cuts:
+        text = source[:cut]
+        lsp.change(uri, text)
+        found = lsp.wait_diagnostics(uri)
+        assert all(d.range.start.line <= text.count("\n") for d in found)
+        end = pos(text.count("\n"), len(text.split("\n")[-1]))
+        items = lsp.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(text_document=doc(uri),
+                                                                                    position=end))
+        assert items is not None
+        lsp.request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(text_document=doc(uri), position=pos(0, 1)))
+        symbols = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
+        assert symbols is not None and symbols[0].detail == "suite"
+    assert found == []  # the whole file: clean, as `check` says

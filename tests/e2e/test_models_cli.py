@@ -259,16 +259,31 @@ def test_the_key_reaches_the_server_and_nothing_else(
     openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from _receiver import Reply, receiver
+
     sentinel = "sk-SENTINEL-modelrun-0123456789"
+    upload_token, url_token = "up-SENTINEL-0123456789", "q-SENTINEL-0123456789"
     monkeypatch.setenv("OPENAI_API_KEY", sentinel)
+    monkeypatch.setenv("EVALDSL_UPLOAD_TOKEN", upload_token)
     openai_server.reply = weather_script()
     (tmp_path / "w.evl").write_text(JUDGED)
-    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
-                         "--json", "r.json")
+    with receiver(Reply(201)) as server:
+        upload = server.url + f"?token={url_token}#{url_token}"
+        argv = ["run", "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                "--json", "r.json", "--html", "report.html", "--junit-xml", "junit.xml", "--markdown", "s.md",
+                f"--upload={upload}"]
+        monkeypatch.setattr("sys.argv", ["evaldsl", *argv])
+        code = main(argv)
+    out, err = capsys.readouterr()
     assert code == 0, out + err
     assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
-    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
-    assert not any(sentinel in text for text in [out, err, *written])
+    assert server.received[0].headers["authorization"] == f"Bearer {upload_token}"  # sent where it was named
+    written = {p.name: p.read_text() for p in tmp_path.rglob("*") if p.is_file()}
+    assert {"r.json", "report.html", "junit.xml", "s.md"} <= set(written)
+    for secret in (sentinel, upload_token, url_token):  # no key, token or URL credential kept or shown
+        assert not any(secret in text for text in [out, err, *written.values()]), secret
+    command = json.loads(written["r.json"])["meta"]["command"]
+    assert f"--upload={server.url}" in command and "--base-url " + openai_server.base_url in command
 
 
 def test_a_slow_endpoint_is_a_backend_error_within_the_case_timeout_with_the_transcript_kept(

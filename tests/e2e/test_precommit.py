@@ -31,6 +31,17 @@ pytestmark = pytest.mark.skipif(
 MESSY = 'case "adds"\n    prompt   "what is 2 + 2?"\n  expect final number is 4\n'
 BROKEN = 'case "typo"\n  prompt "x"\n  expect caled search\n'
 GOOD = 'case "greets"\n  prompt "hello"\n  expect no tool calls\n'
+UNCOMPILED = 'use "missing.evl"\n\ncase "c"\n  prompt "p"\n  expect no error\n'  # parses (fmt is happy), no compile
+WARNED = 'case "braces"\n  prompt "{{ not a column }}"\n  expect no error\n'  # a warning only (W304)
+
+
+def verdicts(stdout: str) -> dict[str, str]:
+    """Each hook's line of `pre-commit run`: `evaldsl fmt.....Failed` -> {"evaldsl fmt": "Failed"}."""
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith("evaldsl ") and "." in line:
+            out[line.split(".")[0]] = line.rsplit(".", 1)[-1].strip()
+    return out
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -69,6 +80,8 @@ def test_hooks_format_suites_and_fail_on_errors(tmp_path: Path) -> None:
     (project / "suites" / "messy.evl").write_text(MESSY)
     (project / "suites" / "broken.evl").write_text(BROKEN)
     (project / "suites" / "good.evl").write_text(GOOD)
+    (project / "suites" / "uncompiled.evl").write_text(UNCOMPILED)
+    (project / "suites" / "warned.evl").write_text(WARNED)
     (project / "notes.txt").write_text("not a suite: caled\n")
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n  - id: evaldsl-fmt\n  - id: evaldsl-check\n")
@@ -80,12 +93,21 @@ def test_hooks_format_suites_and_fail_on_errors(tmp_path: Path) -> None:
     assert "evaldsl fmt" in first.stdout and "files were modified by this hook" in first.stdout
     assert "error[E101]: unknown predicate `caled`" in first.stdout
     assert "broken.evl:3:10" in first.stdout
+    assert verdicts(first.stdout) == {"evaldsl fmt": "Failed", "evaldsl check": "Failed"}
+    assert "error[E207]: cannot find missing.evl" in first.stdout  # check's own: fmt does not compile
+    assert "uncompiled.evl:1:1" in first.stdout
     assert (project / "suites" / "messy.evl").read_text() == 'case "adds"\n  prompt "what is 2 + 2?"\n' \
         '  expect final number is 4\n'
     assert (project / "suites" / "broken.evl").read_text() == BROKEN  # fmt does not touch what does not parse
     assert (project / "suites" / "good.evl").read_text() == GOOD
 
     (project / "suites" / "broken.evl").write_text(BROKEN.replace("caled", "called"))
+    third = run_hooks(project, tmp_path / "home")
+    assert third.returncode == 1, third.stdout + third.stderr
+    assert verdicts(third.stdout) == {"evaldsl fmt": "Passed", "evaldsl check": "Failed"}  # check alone fails
+
+    (project / "suites" / "lib.evl").write_text("tool t\n")
+    (project / "suites" / "uncompiled.evl").write_text(UNCOMPILED.replace("missing.evl", "lib.evl"))
     second = run_hooks(project, tmp_path / "home")
-    assert second.returncode == 0, second.stdout + second.stderr
-    assert second.stdout.count("Passed") == 2
+    assert second.returncode == 0, second.stdout + second.stderr  # warned.evl's warning does not fail it
+    assert verdicts(second.stdout) == {"evaldsl fmt": "Passed", "evaldsl check": "Passed"}

@@ -34,6 +34,7 @@ case "adds"
   prompt "add 2 and 2"
   expect called calculator with <op: add>
   expect final number is 4
+  expect judge "shows the sum" at least 0.5
 
 case "subtracts"
   prompt "subtract 1 from 3"
@@ -100,9 +101,16 @@ def _agent(name: str, good: bool) -> ScriptedAgent:
     }, name=name)
 
 
+JUDGE_REASONING = "It states 2 + 2 = 4 <b>plainly</b>"
+
+
+def _judge(*, rubric: str, prompt: str, artifacts: RunArtifacts) -> Any:
+    return 0.9, JUDGE_REASONING  # (score, reasoning), as a judge function may answer
+
+
 def _record(name: str, good: bool) -> Any:
     suites = [compile(SUITE, "maths.evl"), compile(SUITE2, "words.evl")]
-    return run_suite(_agent(name, good), [c for s in suites for c in s.cases])
+    return run_suite(_agent(name, good), [c for s in suites for c in s.cases], judge=_judge)
 
 
 @pytest.fixture(scope="module")
@@ -180,6 +188,66 @@ def test_sorting_a_leaderboard_column_reorders_rows_and_toggles(page: Page) -> N
     assert page.texts("#leaderboard tbody tr td:first-child") == ["agent-good", "agent-weak"]
 
 
+BOARD_COLUMNS = ["Run", "Record", "Accuracy", "Avg score", "Passed", "Failed", "Errors", "Latency p50",
+                 "Latency p95", "Tokens", "Date"]
+
+
+@pytest.fixture(scope="module")
+def board_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three records whose leaderboard figures are all different, each column ordering them otherwise."""
+    from datetime import datetime, timezone
+
+    base = _record("base", True)
+    figures = [  # name, accuracy, score, passed, failed, errors, p50, p95, tokens, day
+        ("bravo", 0.5, 0.7, 3, 2, 1, 0.030, 0.9, 10, 3),
+        ("alpha", 0.9, 0.2, 1, 4, 3, 0.010, 0.5, 500, 1),
+        ("charlie", 0.1, 0.9, 5, 1, 2, 0.020, 0.7, None, 2),
+    ]
+    records = []
+    for i, (name, acc, score, passed, failed, errors, p50, p95, tokens, day) in enumerate(figures):
+        summary = base.summary.model_copy(update={
+            "accuracy": acc, "average_score": score, "passed": passed, "failed": failed, "errors": errors,
+            "latency_p50_s": p50, "latency_p95_s": p95, "tokens_total": tokens})
+        meta = base.meta.model_copy(update={"agent": name,
+                                            "started_at": datetime(2026, 3, day, 12, tzinfo=timezone.utc)})
+        records.append((f"{'zyx'[i]}.json", base.model_copy(update={"summary": summary, "meta": meta})))
+    path = tmp_path_factory.mktemp("board") / "board.html"
+    write_html(path, render_html(records))
+    return path
+
+
+# the expected order of the runs (by name) after one click on each header: names A to Z, numbers highest
+# first, dates newest first, a missing value (charlie's tokens) last
+FIRST_CLICK = {
+    "Run": ["alpha", "bravo", "charlie"], "Record": ["charlie", "alpha", "bravo"],
+    "Accuracy": ["alpha", "bravo", "charlie"], "Avg score": ["charlie", "bravo", "alpha"],
+    "Passed": ["charlie", "bravo", "alpha"], "Failed": ["alpha", "bravo", "charlie"],
+    "Errors": ["alpha", "charlie", "bravo"], "Latency p50": ["bravo", "charlie", "alpha"],
+    "Latency p95": ["bravo", "charlie", "alpha"], "Tokens": ["alpha", "bravo", "charlie"],
+    "Date": ["bravo", "charlie", "alpha"],
+}
+
+
+@pytest.mark.parametrize("column", BOARD_COLUMNS)
+def test_every_leaderboard_column_sorts_and_reverses(browser: Any, board_file: Path, column: str) -> None:
+    opened = Page(browser, board_file)
+    try:
+        runs = lambda: opened.texts("#leaderboard tbody tr td:first-child")  # noqa: E731
+        assert runs() == ["bravo", "alpha", "charlie"]  # the order given
+        assert opened.texts("#leaderboard thead th") == BOARD_COLUMNS
+        header = opened.page.locator("#leaderboard thead th", has_text=column).first
+        header.click()
+        assert runs() == FIRST_CLICK[column]
+        header.click()
+        expected = FIRST_CLICK[column][::-1]
+        if column == "Tokens":  # a run without token counts stays last either way
+            expected = ["bravo", "alpha", "charlie"]
+        assert runs() == expected
+        assert opened.errors == []
+    finally:
+        opened.page.close()
+
+
 def test_sorting_the_case_table_by_name(page: Page) -> None:
     page.page.locator("#cases th", has_text="Case").click()
     names = page.case_names()
@@ -220,6 +288,15 @@ def test_heatmap_marks_flaky_cases_and_errors_with_symbols(page: Page) -> None:
     assert page.texts('#cases tbody tr[data-case="3"] td.cell') == ["! error", "! error"]
     assert page.texts('#cases tbody tr[data-case="1"] td.cell') == ["\u2713", "\u2717"]
 
+    def rgb(row: int, column: int) -> tuple[int, ...]:
+        colour = page.page.locator(f'#cases tbody tr[data-case="{row}"] td.cell >> nth={column}').evaluate(
+            "td => getComputedStyle(td).backgroundColor")
+        return tuple(int(x) for x in colour[colour.index("(") + 1:colour.index(")")].split(",")[:3])
+
+    passed, failed, flaky = rgb(1, 0), rgb(1, 1), rgb(2, 0)  # pass rates 1, 0 and 2/3
+    assert passed[1] > passed[0] and failed[0] > failed[1]  # green for 100%, red for 0%
+    assert passed[0] < flaky[0] < failed[0]  # 2/3 lies between them, nearer green
+
 
 def test_expander_opens_with_transcript_expectations_and_source(page: Page) -> None:
     page.page.locator("button.case", has_text="adds").click()
@@ -232,6 +309,8 @@ def test_expander_opens_with_transcript_expectations_and_source(page: Page) -> N
     assert "2 + 2 = 4" in text  # final answer
     assert "called calculator with <op: add>" in text and "final number is 4" in text
     assert "maths.evl:4" in text  # the case's file and line
+    assert "judge \"shows the sum\" at least 0.5" in text and JUDGE_REASONING in text  # the judge's reasoning
+    assert "maths.evl:8" in text  # the line the judge expectation is written on
     assert page.page.locator("button.case", has_text="adds").get_attribute("aria-expanded") == "true"
     page.page.locator("button.case", has_text="adds").click()
     assert page.page.locator("tr.detail").count() == 0
@@ -268,13 +347,15 @@ def test_two_records_show_their_comparison(page: Page) -> None:
     assert "A: agent-good \u00b7 good.json" in text and "B: agent-weak \u00b7 weak.json" in text
     assert "no significant difference between A and B" in text
     assert "Regressed (passed in A, not in B) (2)" in text
-    assert "maths.evl:9 Maths::subtracts passed -> failed" in text
+    assert "maths.evl:10 Maths::subtracts passed -> failed" in text
     assert "Words::" + XSS_IMG in text  # a case name in the comparison, as text
 
 
-def test_screenshot_is_kept(page: Page, tmp_path: Path) -> None:
+def test_screenshot_is_kept(page: Page, request: pytest.FixtureRequest) -> None:
+    """The shot outlives the test run: .pytest_cache/d/dashboard/dashboard.png, for CI to keep or a person to see."""
     page.page.locator("button.case", has_text="adds").click()
-    shot = tmp_path / "dashboard.png"
+    shot = request.config.cache.mkdir("dashboard") / "dashboard.png"
+    shot.unlink(missing_ok=True)
     page.page.screenshot(path=str(shot), full_page=True)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000

@@ -162,6 +162,19 @@ def test_use_cycle_and_missing_file(tmp_path: Path) -> None:
     assert sorted(d.code for d in info.value.errors) == ["E206", "E207"]
 
 
+def test_sources_stand_in_for_use_files_on_disk(tmp_path: Path) -> None:
+    (tmp_path / "lib.evl").write_text("tool search\n")
+    main = 'use "lib.evl"\nuse "new.evl"\ncase "c"\n  prompt "p"\n  expect called search\n  expect called calc\n'
+    edited = {tmp_path / "lib.evl": "tool lookup\n", str(tmp_path / "sub" / ".." / "new.evl"): "tool calc\n"}
+    with pytest.raises(EvlError) as info:
+        evaldsl.compile(main, str(tmp_path / "main.evl"), sources=edited)  # the buffer, not the disk
+    assert [(d.code, "search" in d.message) for d in info.value.errors] == [("E218", True)]
+    edited[tmp_path / "lib.evl"] = "tool search\n"
+    suite = evaldsl.compile(main, str(tmp_path / "main.evl"), sources=edited)
+    assert sorted(t.name for t in suite.tools) == ["calc", "search"]  # new.evl exists only as a source
+    assert (tmp_path / "lib.evl").read_text() == "tool search\n" and not (tmp_path / "new.evl").exists()
+
+
 # --------------------------------------------------------------- examples --
 
 

@@ -41,6 +41,19 @@ def test_success_posts_the_record_with_token_and_key(monkeypatch: pytest.MonkeyP
     assert TOKEN not in result.message
 
 
+def test_with_a_token_the_bearer_header_is_the_credential_even_with_user_info_in_the_url(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with receiver(Reply(201)) as server:
+        with_info = server.url.replace("://", "://me:pw@", 1)
+        assert upload_record(sample(), with_info).ok  # no token: the URL's user:password, as HTTP Basic
+        monkeypatch.setenv("EVALDSL_UPLOAD_TOKEN", TOKEN)
+        result = upload_record(sample(), with_info + "?q=1")
+    assert result.ok and "me:pw" not in result.message
+    basic, bearer = server.received
+    assert basic.headers["authorization"].startswith("Basic ")
+    assert bearer.headers["authorization"] == f"Bearer {TOKEN}" and bearer.path == "/runs?q=1"
+
+
 def test_no_token_no_authorization_header() -> None:
     with receiver() as server:
         assert upload_record(sample(), server.url).ok
@@ -141,3 +154,12 @@ def test_body_is_exactly_the_record_json() -> None:
 def test_a_bad_url_is_a_warning_not_a_crash(url: str) -> None:
     result = upload_record(sample(), url, attempts=1)
     assert not result.ok and result.message
+
+
+def test_the_recorded_command_keeps_no_url_credentials() -> None:
+    from evaldsl.cli._types import recorded_command
+
+    argv = ["run", "s.evl", "--upload", "https://u:pw@x.example/api?token=t#f", "--base-url=http://h:1/v1?k=s",
+            "-k", "name with spaces"]
+    assert recorded_command(argv) == ("evaldsl run s.evl --upload https://x.example/api "
+                                      "--base-url=http://h:1/v1 -k 'name with spaces'")
