@@ -4,7 +4,9 @@ Everything that can go wrong in a run stays in that run: an exception from
 the agent, a timeout, a return value that is not artifacts, an expectation
 that cannot be evaluated (an unreadable judge reply, an unknown custom
 predicate). Each becomes the run's `ErrorInfo` (type, message, traceback);
-nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`. A
+nothing but cancellation (Ctrl-C, `-x`) and `KeyboardInterrupt` escapes
+`execute_run`: an agent's `GeneratorExit`, `SystemExit` or own
+`BaseException` subclass is its run's error too. A
 `CancelledError` the runner did not ask for (an agent, judge or predicate
 raised it) is that run's error too (`_control.runner_cancelling`). What
 the agent returned is made safe for the JSON record before it is scored
@@ -58,7 +60,7 @@ from ..compile._model import (
 from ..compile._regex import disarm as disarm_matches
 from ..compile._regex import set_match_limit
 from ._context import CaseContext, with_recorded_calls
-from ._control import LoopClock, runner_cancelling
+from ._control import LoopClock, forget_cancel, runner_cancelling
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
 from ._safe import (
@@ -104,12 +106,15 @@ async def execute_run(
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
-    except (Exception, SystemExit) as exc:
-        return _error_run(index, time.perf_counter() - start, error_info(exc))
     except asyncio.CancelledError as exc:
         if runner_cancelling():
             raise
-        return _error_run(index, time.perf_counter() - start, cancelled_info(exc, "the agent"))
+        forget_cancel()
+        return _error_run(index, _own_time(subject, start, clock.busy - busy), cancelled_info(exc, "the agent"))
+    except KeyboardInterrupt:
+        raise  # the user's interrupt (Python's convention): the run stops as at Ctrl-C, keeping what finished
+    except BaseException as exc:  # any other: Exception, SystemExit, GeneratorExit, an agent's own BaseException
+        return _error_run(index, _own_time(subject, start, clock.busy - busy), error_info(exc))
     scored = time.perf_counter()
     if subject.run_is_async or subject.setup_is_async:
         stolen = clock.busy - busy  # other cases' scoring while this agent ran: not its time
@@ -187,11 +192,15 @@ async def evaluate(
                 outcome = exp.check(ctx)  # what exp(ctx) calls, one frame less: this is the hot loop
             if type(outcome) is not Outcome:
                 outcome = _as_outcome(outcome)
-        except (Exception, SystemExit, asyncio.CancelledError) as exc:
-            if isinstance(exc, asyncio.CancelledError) and runner_cancelling():
+        except BaseException as exc:  # everything but the runner's own cancellation and the user's interrupt
+            if isinstance(exc, KeyboardInterrupt) or (isinstance(exc, asyncio.CancelledError) and runner_cancelling()):
                 clock.busy += time.perf_counter() - began
                 raise
-            info = error_info(exc) if not isinstance(exc, asyncio.CancelledError) else cancelled_info(exc, "it")
+            if isinstance(exc, asyncio.CancelledError):
+                forget_cancel()
+                info = cancelled_info(exc, "it")
+            else:
+                info = error_info(exc)
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
             detail = f"could not be evaluated: {info.type}: {exception_text(exc, limit=500)}"
@@ -391,6 +400,12 @@ def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) ->
     return ExpectationResult(
         label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
     )
+
+
+def _own_time(subject: Subject, start: float, stolen: float) -> float:
+    """Seconds since ``start``, less other cases' scoring (``stolen``) for an agent that runs on the loop."""
+    elapsed = time.perf_counter() - start
+    return max(0.0, elapsed - stolen) if subject.run_is_async else elapsed
 
 
 def _blocked_loop(timeout: float, elapsed: float) -> ErrorInfo:

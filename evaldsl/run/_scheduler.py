@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
-from ._control import LoopClock, stop_task
+from ._control import LoopClock, own_task, stop_task, stray_cancel, withdraw_stray_cancel
 from ._execute import execute_run
 from ._protocols import Subject
 from ._record import CaseResult, RunResult
@@ -109,8 +109,12 @@ async def schedule(
                 run = await execute(
                     subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
                 )
-            except Exception as exc:  # a runner bug must cost one run, never a worker and its cases
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise  # the runner's own cancellation (Ctrl-C, -x), or the user's interrupt
+            except BaseException as exc:  # a runner bug must cost one run, never a worker and its cases
                 run = RunResult(index=r, passed=False, score=0.0, latency_s=0.0, error=error_info(exc))
+            if stray_cancel():  # the agent cancel()led this worker and returned: not the next case's error
+                await withdraw_stray_cancel()
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
@@ -126,6 +130,8 @@ async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
     if not coros:
         return False
     tasks = [asyncio.ensure_future(c) for c in coros]
+    for task in tasks:
+        own_task(task)  # only the runner cancels a worker; an agent's cancel() is its run's error
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     except asyncio.CancelledError:
