@@ -7,6 +7,8 @@ directory, sorted by name; a malformed file fails the load and is named.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -299,6 +301,10 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     if outside is not None:
         session.problem(outside)
         return []
+    if path.exists() and not path.is_file():
+        session.diagnostics.append(error("E207", f"cannot use {stmt.path.value}: not a regular file", stmt.path.span,
+                                         help="name a .evl file (not a FIFO, device or folder)"))
+        return []
     if not path.is_file():
         session.diagnostics.append(error("E207", f"cannot find {stmt.path.value}", stmt.span,
                                          help=f"looked for {base / stmt.path.value}"))
@@ -364,9 +370,14 @@ def read_source(path: str | Path, shown: str | None = None) -> str:
     """
     shown = str(path) if shown is None else shown
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block (or never end) the read
+            raise EvlError([error("E002", f"cannot read {shown}: not a regular file (a FIFO, device or folder?)",
+                                  a.Span(file=shown))])
         data = Path(path).read_bytes()
     except OSError as exc:
         raise EvlError([error("E002", f"cannot read {shown}: {exc.strerror}", a.Span(file=shown))]) from None
+    except ValueError as exc:  # a NUL in the path
+        raise EvlError([error("E002", f"cannot read {shown!r}: {exc}", a.Span(file=shown))]) from None
     return decode_source(data, shown)
 
 
