@@ -58,8 +58,14 @@ def diagnose(
         return _unclosed_long_string(tok.start_pos, text, filename), len(text)
     if at_end:
         resume = len(text)
-    else:  # an unexpected line break ends its own statement
-        resume = tok.start_pos if tok.type == "_NL" else logical_end(text, tok.end_pos, joiner.depth)
+    elif tok.type == "_NL":  # an unexpected line break ends its own statement
+        resume = tok.start_pos
+    else:
+        resume = logical_end(text, tok.end_pos, joiner.depth)
+        if resume >= len(text) and joiner.depth > 0:
+            # A bracket still open that nothing after the error closes (`<xs: [1, 2>`: the `>` closed
+            # the `[`, leaving `<` open): resume at the next statement, not at the end of the file.
+            resume = _next_statement(text, tok.end_pos, statement_words(parser))
     expected = set(exc.accepts or exc.expected or ()) - {"COMMENT"}
     prev = exc.token_history[-1] if exc.token_history else _last_shifted(exc)
     if prev is not None and prev.type == "NAME" and expected <= {"_LPAR"}:
