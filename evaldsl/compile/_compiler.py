@@ -18,7 +18,7 @@ from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
 from ._example_files import bad_path, shown_path
-from ._examples import substitute, table_rows
+from ._examples import substitute, table_rows, unknown_columns
 from ._expect import compile_expectation, lint
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
 from ._settings import SETTING_TYPES, apply, apply_row_columns
@@ -184,6 +184,9 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     except CompileProblem as exc:
         session.problem(exc, case)
         return []
+    if examples and not rows:  # every row was reported: check the placeholders against the header
+        for problem in unknown_columns(case, examples[0]):
+            session.problem(problem, case)
     if not examples and session.may_have_templates:
         _warn_templates(session, case)
     out = []
