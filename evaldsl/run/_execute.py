@@ -27,7 +27,9 @@ extended by the scoring time that passed during its run (see `bounded`),
 so one case's slow scoring never makes another case time out. Why not a
 worker thread: the regex scans and most Python-level scoring hold the
 interpreter lock, so the loop would stall just the same. Regex matching is
-time-limited by the case's timeout (`compile/_regex.py`).
+time-limited by the case's timeout (`compile/_regex.py`), on the main
+thread: a match a sync agent's mock tool asks for on its worker thread is
+done there too, since the regex engine holds the interpreter lock.
 
 Judges: a judge expectation runs on a worker thread, since a sync judge
 may block on HTTP. An `async def` judge is called there too, and the
@@ -98,6 +100,7 @@ async def execute_run(
     """Run ``case`` once against ``subject`` and score it; never raises but cancellation."""
     clock = clock if clock is not None else LoopClock()
     timeout = case.settings.timeout_s
+    set_match_limit(timeout)  # for the agent's mock-tool `when` patterns too (the context reaches its thread)
     start = time.perf_counter()
     busy = clock.busy
     try:
@@ -131,7 +134,6 @@ async def execute_run(
     predicates = subject.predicates if predicates is None else predicates
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
                       predicates=predicates)
-    set_match_limit(timeout)
     try:  # scoring's loop time, from `scored` on, is added to the clock by evaluate
         results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
                                              began=scored)

@@ -29,6 +29,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
+from ..compile._regex import serve_matches
 from ._control import LoopClock, own_task, stop_task, stray_cancel, withdraw_stray_cancel
 from ._execute import execute_run
 from ._protocols import Subject
@@ -121,7 +122,11 @@ async def schedule(
                 finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
 
     total_units = sum(len(s.runs) for s in slots.values())
-    stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
+    def busy(seconds: float) -> None:  # a worker thread's match held the loop: other runs get the time back
+        clock.busy += seconds
+
+    with serve_matches(asyncio.get_running_loop(), busy):  # regex matches of worker threads, time-limited here
+        stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
     return results, stopped
 
 

@@ -361,6 +361,48 @@ def test_a_catastrophic_regex_in_an_argument_pattern_is_that_cases_error() -> No
     assert error is not None and error.type == "RegexTimeout" and "0.5s" in error.message
 
 
+MOCK_REGEX_SUITE = (
+    'tool lookup\n  param q: string\n  when <q: matches /^(a+)+$/> returns "matched"\n  otherwise returns "plain"\n'
+    + "".join(f'case "{n}"\n  prompt "{n}"\n  timeout 1s\n  expect final text is "plain"\n'
+              for n in ("fine", "evil", "after"))
+)
+
+MOCK_REGEX_PROGRAM = f"""
+import json
+from evaldsl import RunArtifacts, compile, run_suite
+
+suite = compile({MOCK_REGEX_SUITE!r})
+
+def answer(prompt, ctx):
+    return RunArtifacts(final_text=ctx.call("lookup", {{"q": "a" * 40 + "!" if prompt == "evil" else "b"}}).text)
+
+def sync_agent(prompt, ctx):  # on a worker thread
+    return answer(prompt, ctx)
+
+async def async_agent(prompt, ctx):  # on the loop
+    return answer(prompt, ctx)
+
+out = []
+for agent in (sync_agent, async_agent):
+    report = run_suite(agent, suite)
+    out.append({{c.name: [c.status, c.runs[0].error and c.runs[0].error.type] for c in report.cases}})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs setitimer")
+def test_a_catastrophic_regex_in_a_mock_tool_called_from_a_worker_thread_is_bounded() -> None:
+    """The regex engine holds the interpreter lock: on a sync agent's thread it froze the whole run."""
+    import subprocess
+    import sys
+
+    # A child process: a regression freezes it (and the timeout kills it), not the test suite.
+    done = subprocess.run([sys.executable, "-c", MOCK_REGEX_PROGRAM], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    expected = {"fine": ["passed", None], "evil": ["error", "RegexTimeout"], "after": ["passed", None]}
+    assert json.loads(done.stdout) == [expected, expected]
+
+
 def test_ordinary_regexes_keep_python_re_semantics() -> None:
     source = 'case "u"\n  prompt "p"\n  expect final text matches /^\\d+\\s\\w+$/\n  expect final text matches /ÉTÉ/i\n'
     report = run_suite(lambda p: RunArtifacts(final_text="٣٤\u2003été"), compile_suite(source, "u.evl"))
