@@ -62,7 +62,7 @@ from ..compile._model import (
 from ..compile._regex import disarm as disarm_matches
 from ..compile._regex import set_match_limit
 from ._context import CaseContext, with_recorded_calls
-from ._control import LoopClock, forget_cancel, runner_cancelling
+from ._control import LoopClock, forget_cancel, runner_cancelling, withdraw_timer_cancel
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
 from ._safe import (
@@ -293,9 +293,8 @@ async def bounded(
 
 
 def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
-    """Withdraw our own cancel request; True when someone else's is still pending (3.11+)."""
-    uncancel = getattr(task, "uncancel", None)
-    return bool(uncancel is not None and uncancel() > 0)
+    """Withdraw our own cancel request; True when someone else's is still pending."""
+    return withdraw_timer_cancel(task)
 
 
 def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
 from ..compile._regex import serve_matches
-from ._control import LoopClock, own_task, stop_task, stray_cancel, withdraw_stray_cancel
+from ._control import LoopClock, WorkerTask, stop_task, stray_cancel, withdraw_stray_cancel
 from ._execute import execute_run
 from ._protocols import Subject
 from ._record import CaseResult, RunResult
@@ -134,9 +134,8 @@ async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
     """Run the workers; returns True when one stopped the run (-x). Other errors propagate."""
     if not coros:
         return False
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    for task in tasks:
-        own_task(task)  # only the runner cancels a worker; an agent's cancel() is its run's error
+    loop = asyncio.get_running_loop()
+    tasks = [WorkerTask(c, loop=loop) for c in coros]  # tells the runner's cancellations from an agent's
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     except asyncio.CancelledError:
