@@ -87,8 +87,8 @@ def forget_cancel() -> None:
     task = asyncio.current_task()
     if task is None or task in _STOPPING:
         return
-    uncancel = getattr(task, "uncancel", None)
-    while uncancel is not None and task.cancelling() > 0:
+    uncancel, cancelling = getattr(task, "uncancel", None), getattr(task, "cancelling", None)
+    while uncancel is not None and cancelling is not None and cancelling() > 0:
         uncancel()
 
 

@@ -152,7 +152,7 @@ async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
     return stopped
 
 
-async def _cancel(tasks: list[asyncio.Future]) -> None:
+async def _cancel(tasks: Sequence[asyncio.Future]) -> None:  # type: ignore[type-arg]
     for task in tasks:
         stop_task(task)  # type: ignore[arg-type]
     if tasks:
