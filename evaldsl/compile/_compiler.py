@@ -7,6 +7,8 @@ directory, sorted by name; a malformed file fails the load and is named.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Union
@@ -16,7 +18,7 @@ from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_with_diagnostics
 from ._errors import CompileProblem
 from ._example_files import bad_path, shown_path
-from ._examples import substitute, table_rows
+from ._examples import substitute, table_rows, unknown_columns
 from ._expect import compile_expectation, lint
 from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
 from ._settings import SETTING_TYPES, apply, apply_row_columns
@@ -192,6 +194,9 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     except CompileProblem as exc:
         session.problem(exc, case)
         return []
+    if examples and not rows:  # every row was reported: check the placeholders against the header
+        for problem in unknown_columns(case, examples[0]):
+            session.problem(problem, case)
     if not examples and session.may_have_templates:
         _warn_templates(session, case)
     out = []
@@ -309,6 +314,10 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     if outside is not None:
         session.problem(outside)
         return []
+    if path not in session.overlay and path.exists() and not path.is_file():
+        session.diagnostics.append(error("E207", f"cannot use {stmt.path.value}: not a regular file", stmt.path.span,
+                                         help="name a .evl file (not a FIFO, device or folder)"))
+        return []
     if path not in session.overlay and not path.is_file():
         session.diagnostics.append(error("E207", f"cannot find {stmt.path.value}", stmt.span,
                                          help=f"looked for {base / stmt.path.value}"))
@@ -374,9 +383,14 @@ def read_source(path: str | Path, shown: str | None = None) -> str:
     """
     shown = str(path) if shown is None else shown
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block (or never end) the read
+            raise EvlError([error("E002", f"cannot read {shown}: not a regular file (a FIFO, device or folder?)",
+                                  a.Span(file=shown))])
         data = Path(path).read_bytes()
     except OSError as exc:
         raise EvlError([error("E002", f"cannot read {shown}: {exc.strerror}", a.Span(file=shown))]) from None
+    except ValueError as exc:  # a NUL in the path
+        raise EvlError([error("E002", f"cannot read {shown!r}: {exc}", a.Span(file=shown))]) from None
     return decode_source(data, shown)
 
 

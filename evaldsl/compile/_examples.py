@@ -67,6 +67,27 @@ def table_rows(stmt: a.ExamplesStmt, base_dir: Path,
     return rows
 
 
+def unknown_columns(case: a.Case, stmt: a.ExamplesStmt) -> list[CompileProblem]:
+    """The `$name` placeholders and `{{ name }}` templates of ``case`` that its inline table's header lacks.
+
+    Used when no row of the table could be used (every one had the wrong number
+    of cells): the placeholders are then checked against the header alone, so a
+    short row does not hide them until it is fixed.
+    """
+    if stmt.source is not None or not stmt.rows:
+        return []
+    header: Row = {_cell_name(c): c for c in stmt.rows[0].cells}
+    problems = []
+    for node in a.walk(tuple(s for s in case.body if s is not stmt) + (case.name,)):
+        if isinstance(node, a.Placeholder) and node.name not in header:
+            problems.append(_unknown(node.name, header, node))
+        elif isinstance(node, a.String) and "{{" in node.value:
+            for inner in _TEMPLATE.findall(node.value):
+                if not inner.startswith('"') and inner not in header:
+                    problems.append(_unknown(inner, header, node))
+    return problems
+
+
 def cell_text(cell: Any) -> str:
     """A cell as written in the table: strings without quotes, numbers as spelled."""
     if isinstance(cell, (a.String, a.Word)):

@@ -15,10 +15,20 @@ How: Python's regex engine checks for signals as it runs, so a one-shot
 `RegexTimeout` stops the match where it is. Arming and disarming the timer
 costs two system calls, a microsecond or two per match. Signals are
 delivered to the main thread only, which is where `evaldsl run` and the
-pytest plugin score; on Windows (no ``setitimer``), or when scoring runs on
-another thread (`run_suite` called from inside a running event loop runs on
-a helper thread), matching is not time-limited (docs/running.md). A timer
+pytest plugin score. A match asked for on another thread (a mock tool's
+`when <q: matches /.../>` pattern, called by a sync agent on its worker
+thread) is handed to the runner's event loop on the main thread
+(`serve_matches`) and waits for it there: Python's regex engine holds the
+interpreter lock while it runs, so a catastrophic match on a worker would
+freeze every thread, the loop and its timers included, past any timeout.
+On Windows (no ``setitimer``), or when the runner's loop is not on the main
+thread (`run_suite` called from inside a running event loop runs on a
+helper thread), matching is not time-limited (docs/running.md). A timer
 that someone else had armed is put back, less the time the match took.
+
+The limit is a context variable (`set_match_limit`): each run sets its
+case's timeout, and a worker thread sees the value of the run that
+submitted its job.
 
 The handler is installed once and stays (installing one costs tens of
 microseconds); it chains to the handler it replaced, so an alarm that is
@@ -28,17 +38,24 @@ not ours is handled as before (the default action included).
 from __future__ import annotations
 
 import _signal
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
 import os
 import re
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 DEFAULT_LIMIT_S = 10.0
 """The time limit of a match outside the runner (a compiled check called directly)."""
 
-_state: dict[str, Any] = {"limit": DEFAULT_LIMIT_S, "armed": False, "ours": False, "previous": signal.SIG_DFL}
+_LIMIT: contextvars.ContextVar[float] = contextvars.ContextVar("evaldsl_match_limit", default=DEFAULT_LIMIT_S)
+_state: dict[str, Any] = {"armed": False, "ours": False, "previous": signal.SIG_DFL, "loop": None, "busy": None}
+# loop: the runner's event loop on the main thread, which does the matches other threads ask for
 # armed: a match is running; ours: the interval timer is set by us (perhaps after its match ended)
 _CAN_ALARM = hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
 _setitimer = getattr(signal, "setitimer", None)
@@ -50,8 +67,55 @@ class RegexTimeout(Exception):
 
 
 def set_match_limit(seconds: float) -> None:
-    """The time limit of the matches that follow (the runner sets it to the case's timeout)."""
-    _state["limit"] = seconds
+    """The time limit of the matches that follow in this context (the runner sets it to the case's timeout)."""
+    _LIMIT.set(seconds)
+
+
+@contextlib.contextmanager
+def serve_matches(loop: asyncio.AbstractEventLoop, busy: Callable[[float], None] | None = None) -> Iterator[None]:
+    """While the runner's ``loop`` runs on the main thread, matches asked for on other threads are done there.
+
+    Args:
+        busy: called with the seconds each such match held the loop (the runner's `LoopClock`).
+    """
+    if not _CAN_ALARM or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = _state["loop"], _state["busy"]
+    _state["loop"], _state["busy"] = loop, busy
+    try:
+        yield
+    finally:
+        _state["loop"], _state["busy"] = previous
+
+
+def _on_main_thread(regex: re.Pattern[str], text: str, what: str) -> re.Match[str] | None:
+    """Do the match on the main thread's loop, under this thread's limit; wait for it here."""
+    loop = _state["loop"]
+    if loop is None or loop.is_closed():
+        return regex.search(text)  # no runner's loop on the main thread: not time-limited (documented)
+    limit, busy = _LIMIT.get(), _state["busy"]
+    done: concurrent.futures.Future[re.Match[str] | None] = concurrent.futures.Future()
+
+    def job() -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        token = _LIMIT.set(limit)
+        start = time.perf_counter()
+        try:
+            done.set_result(search(regex, text, what))
+        except BaseException as exc:  # RegexTimeout, or anything else: raised on the asking thread
+            done.set_exception(exc)
+        finally:
+            _LIMIT.reset(token)
+            if busy is not None:
+                busy(time.perf_counter() - start)
+
+    try:
+        loop.call_soon_threadsafe(job)
+    except RuntimeError:  # the loop closed meanwhile
+        return regex.search(text)
+    return done.result()
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -88,11 +152,15 @@ def search(regex: re.Pattern[str], text: str, what: str) -> re.Match[str] | None
     Args:
         what: what is matched, for the message (``the final text``).
     """
-    if not _CAN_ALARM or _state["armed"] or threading.current_thread() is not threading.main_thread():
+    if not _CAN_ALARM:
+        return regex.search(text)
+    if threading.current_thread() is not threading.main_thread():
+        return _on_main_thread(regex, text, what)
+    if _state["armed"]:
         return regex.search(text)
     if not _install():  # pragma: no cover
         return regex.search(text)
-    limit = _state["limit"]
+    limit = _LIMIT.get()
     start = time.monotonic()
     other_timer = _setitimer(_ITIMER_REAL, limit)[0]  # type: ignore[misc]
     if _state["ours"]:

@@ -4,7 +4,9 @@ Everything that can go wrong in a run stays in that run: an exception from
 the agent, a timeout, a return value that is not artifacts, an expectation
 that cannot be evaluated (an unreadable judge reply, an unknown custom
 predicate). Each becomes the run's `ErrorInfo` (type, message, traceback);
-nothing but cancellation (Ctrl-C, `-x`) escapes `execute_run`. A
+nothing but cancellation (Ctrl-C, `-x`) and `KeyboardInterrupt` escapes
+`execute_run`: an agent's `GeneratorExit`, `SystemExit` or own
+`BaseException` subclass is its run's error too. A
 `CancelledError` the runner did not ask for (an agent, judge or predicate
 raised it) is that run's error too (`_control.runner_cancelling`). What
 the agent returned is made safe for the JSON record before it is scored
@@ -25,7 +27,9 @@ extended by the scoring time that passed during its run (see `bounded`),
 so one case's slow scoring never makes another case time out. Why not a
 worker thread: the regex scans and most Python-level scoring hold the
 interpreter lock, so the loop would stall just the same. Regex matching is
-time-limited by the case's timeout (`compile/_regex.py`).
+time-limited by the case's timeout (`compile/_regex.py`), on the main
+thread: a match a sync agent's mock tool asks for on its worker thread is
+done there too, since the regex engine holds the interpreter lock.
 
 Judges: a judge expectation runs on a worker thread, since a sync judge
 may block on HTTP. An `async def` judge is called there too, and the
@@ -58,7 +62,7 @@ from ..compile._model import (
 from ..compile._regex import disarm as disarm_matches
 from ..compile._regex import set_match_limit
 from ._context import CaseContext, with_recorded_calls
-from ._control import LoopClock, runner_cancelling
+from ._control import LoopClock, forget_cancel, runner_cancelling, withdraw_timer_cancel
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
 from ._safe import (
@@ -96,6 +100,7 @@ async def execute_run(
     """Run ``case`` once against ``subject`` and score it; never raises but cancellation."""
     clock = clock if clock is not None else LoopClock()
     timeout = case.settings.timeout_s
+    set_match_limit(timeout)  # for the agent's mock-tool `when` patterns too (the context reaches its thread)
     start = time.perf_counter()
     busy = clock.busy
     try:
@@ -104,12 +109,15 @@ async def execute_run(
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
-    except (Exception, SystemExit) as exc:
-        return _error_run(index, time.perf_counter() - start, error_info(exc))
     except asyncio.CancelledError as exc:
         if runner_cancelling():
             raise
-        return _error_run(index, time.perf_counter() - start, cancelled_info(exc, "the agent"))
+        forget_cancel()
+        return _error_run(index, _own_time(subject, start, clock.busy - busy), cancelled_info(exc, "the agent"))
+    except KeyboardInterrupt:
+        raise  # the user's interrupt (Python's convention): the run stops as at Ctrl-C, keeping what finished
+    except BaseException as exc:  # any other: Exception, SystemExit, GeneratorExit, an agent's own BaseException
+        return _error_run(index, _own_time(subject, start, clock.busy - busy), error_info(exc))
     scored = time.perf_counter()
     if subject.run_is_async or subject.setup_is_async:
         stolen = clock.busy - busy  # other cases' scoring while this agent ran: not its time
@@ -126,7 +134,6 @@ async def execute_run(
     predicates = subject.predicates if predicates is None else predicates
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
                       predicates=predicates)
-    set_match_limit(timeout)
     try:  # scoring's loop time, from `scored` on, is added to the clock by evaluate
         results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
                                              began=scored)
@@ -188,11 +195,15 @@ async def evaluate(
                 outcome = exp.check(ctx)  # what exp(ctx) calls, one frame less: this is the hot loop
             if type(outcome) is not Outcome:
                 outcome = _as_outcome(outcome)
-        except (Exception, SystemExit, asyncio.CancelledError) as exc:
-            if isinstance(exc, asyncio.CancelledError) and runner_cancelling():
+        except BaseException as exc:  # everything but the runner's own cancellation and the user's interrupt
+            if isinstance(exc, KeyboardInterrupt) or (isinstance(exc, asyncio.CancelledError) and runner_cancelling()):
                 clock.busy += time.perf_counter() - began
                 raise
-            info = error_info(exc) if not isinstance(exc, asyncio.CancelledError) else cancelled_info(exc, "it")
+            if isinstance(exc, asyncio.CancelledError):
+                forget_cancel()
+                info = cancelled_info(exc, "it")
+            else:
+                info = error_info(exc)
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
             detail = f"could not be evaluated: {info.type}: {exception_text(exc, limit=500)}"
@@ -283,9 +294,8 @@ async def bounded(
 
 
 def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
-    """Withdraw our own cancel request; True when someone else's is still pending (3.11+)."""
-    uncancel = getattr(task, "uncancel", None)
-    return bool(uncancel is not None and uncancel() > 0)
+    """Withdraw our own cancel request; True when someone else's is still pending."""
+    return withdraw_timer_cancel(task)
 
 
 def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:
@@ -392,6 +402,12 @@ def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) ->
     return ExpectationResult(
         label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
     )
+
+
+def _own_time(subject: Subject, start: float, stolen: float) -> float:
+    """Seconds since ``start``, less other cases' scoring (``stolen``) for an agent that runs on the loop."""
+    elapsed = time.perf_counter() - start
+    return max(0.0, elapsed - stolen) if subject.run_is_async else elapsed
 
 
 def _blocked_loop(timeout: float, elapsed: float) -> ErrorInfo:

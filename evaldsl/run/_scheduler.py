@@ -29,7 +29,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
-from ._control import LoopClock, stop_task
+from ..compile._regex import serve_matches
+from ._control import LoopClock, WorkerTask, stop_task, stray_cancel, withdraw_stray_cancel
 from ._execute import execute_run
 from ._protocols import Subject
 from ._record import CaseResult, RunResult
@@ -109,15 +110,23 @@ async def schedule(
                 run = await execute(
                     subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
                 )
-            except Exception as exc:  # a runner bug must cost one run, never a worker and its cases
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise  # the runner's own cancellation (Ctrl-C, -x), or the user's interrupt
+            except BaseException as exc:  # a runner bug must cost one run, never a worker and its cases
                 run = RunResult(index=r, passed=False, score=0.0, latency_s=0.0, error=error_info(exc))
+            if stray_cancel():  # the agent cancel()led this worker and returned: not the next case's error
+                await withdraw_stray_cancel()
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
                 finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
 
     total_units = sum(len(s.runs) for s in slots.values())
-    stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
+    def busy(seconds: float) -> None:  # a worker thread's match held the loop: other runs get the time back
+        clock.busy += seconds
+
+    with serve_matches(asyncio.get_running_loop(), busy):  # regex matches of worker threads, time-limited here
+        stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
     return results, stopped
 
 
@@ -125,7 +134,8 @@ async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
     """Run the workers; returns True when one stopped the run (-x). Other errors propagate."""
     if not coros:
         return False
-    tasks = [asyncio.ensure_future(c) for c in coros]
+    loop = asyncio.get_running_loop()
+    tasks = [WorkerTask(c, loop=loop) for c in coros]  # tells the runner's cancellations from an agent's
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     except asyncio.CancelledError:
@@ -142,7 +152,7 @@ async def _drive(coros: list) -> bool:  # type: ignore[type-arg]
     return stopped
 
 
-async def _cancel(tasks: list[asyncio.Future]) -> None:
+async def _cancel(tasks: Sequence[asyncio.Future]) -> None:  # type: ignore[type-arg]
     for task in tasks:
         stop_task(task)  # type: ignore[arg-type]
     if tasks:

@@ -58,8 +58,16 @@ def diagnose(
         return _unclosed_long_string(tok.start_pos, text, filename), len(text)
     if at_end:
         resume = len(text)
-    else:  # an unexpected line break ends its own statement
-        resume = tok.start_pos if tok.type == "_NL" else logical_end(text, tok.end_pos, joiner.depth)
+    elif tok.type == "_NL":  # an unexpected line break ends its own statement
+        resume = tok.start_pos
+    elif joiner.depth > 0:
+        # Inside brackets: the statement ends where they close, or at the next line that starts a
+        # statement if that comes first (`<xs: [1, 2>`: the `>` closed the `[`, and `<` stays open
+        # to the end of the file). Scanning no further than that line keeps many errors linear.
+        stop = _next_statement(text, tok.end_pos, statement_words(parser))
+        resume = logical_end(text, tok.end_pos, joiner.depth, stop)
+    else:
+        resume = logical_end(text, tok.end_pos, joiner.depth)
     expected = set(exc.accepts or exc.expected or ()) - {"COMMENT"}
     prev = exc.token_history[-1] if exc.token_history else _last_shifted(exc)
     if prev is not None and prev.type == "NAME" and expected <= {"_LPAR"}:
@@ -169,11 +177,12 @@ def _unclosed_long_string(start: int, text: str, filename: str) -> Diagnostic:
                  help='end the text with `"""`; everything after it to the end of the file was read as its text')
 
 
-def logical_end(text: str, pos: int, depth: int) -> int:
+def logical_end(text: str, pos: int, depth: int, stop: int | None = None) -> int:
     """Where the statement holding `pos` ends: a line break outside brackets and
-    strings that no continuation line (`and`, `or`, `then`, `else`) follows."""
+    strings that no continuation line (`and`, `or`, `then`, `else`) follows;
+    ``stop`` (default: the end of the text) when none comes before it."""
     continuations = Continuations(text)
-    i, n = pos, len(text)
+    i, n = pos, len(text) if stop is None else stop
     while i < n:
         ch = text[i]
         if ch == '"':

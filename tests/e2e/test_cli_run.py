@@ -531,3 +531,30 @@ def test_hostile_answers_between_ordinary_cases_keep_the_run_and_every_case(work
     assert nan_run["artifacts"]["tool_calls"][0]["args"] == {"x": "NaN"} and nan_run["warnings"]
     assert len(done.stdout) < 20_000  # the 5 MB message is cut on the terminal
     assert "more characters, in the record" in done.stdout and "recorded with changes" in done.stdout
+
+
+INTERRUPTING_AGENT = '''
+import asyncio
+from evaldsl import RunArtifacts
+
+async def agent(prompt):
+    if prompt == "interrupt":
+        await asyncio.sleep(0.05)
+        raise KeyboardInterrupt  # Python's Ctrl-C, from the agent's own code
+    if prompt == "slow":
+        await asyncio.sleep(1)
+    return RunArtifacts(final_text="ok")
+'''
+
+
+def test_an_agents_keyboard_interrupt_stops_the_run_as_ctrl_c_without_false_errors(work: Path) -> None:
+    """The loop's shutdown cancels the runs in flight: that is a stop, not their agents' CancelledError."""
+    write(work / "interrupting.py", INTERRUPTING_AGENT)
+    names = ["fine", "interrupt", "slow", "slow", "slow"]
+    write(work / "i.evl", "".join(f'case "{i} {n}"\n  prompt "{n}"\n  expect no error\n\n' for i, n in enumerate(names)))
+    done = evaldsl(work, "i.evl", "--agent", "interrupting:agent", "-j", "3", "--json", "out.json")
+    assert done.returncode == 2, done.stdout + done.stderr  # interrupted, as at Ctrl-C
+    data = record(work / "out.json")
+    assert data["meta"]["complete"] is False
+    assert [(c["name"], c["status"]) for c in data["cases"]] == [("0 fine", "passed")]
+    assert "CancelledError" not in done.stdout and "--resume out.json" in done.stdout + done.stderr

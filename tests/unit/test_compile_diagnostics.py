@@ -35,6 +35,21 @@ def test_a_short_row_does_not_hide_the_placeholder_errors_of_its_case() -> None:
     assert codes(text) == [("E214", 5), ("E201", 7)]
 
 
+@pytest.mark.parametrize("rows", ["| Paris |", "| Paris | Mon | x |", "| Paris |\n    | Rome | Tue | x |"])
+def test_a_short_row_that_is_the_only_row_does_not_hide_the_placeholder_errors(rows: str) -> None:
+    """With no usable row, the placeholders are still checked, against the header."""
+    text = ('tool t\n  param city: string\n'
+            'case "in {{ city }} on {{ dya }}"\n  prompt "weather on {{ day }}"\n  examples\n'
+            f'    | city | day |\n    {rows}\n  expect called t with <city: $cty>\n')
+    found = diags(text)
+    short = [(d.code, d.span.line) for d in found if d.code == "E214"]
+    assert short and all(line >= 7 for _, line in short)
+    unknown = sorted((d.span.line, d.message, d.suggestion) for d in found if d.code == "E201")
+    assert unknown[0] == (3, "unknown example column `dya`", "day")
+    assert unknown[1][:2] == (7 + rows.count("\n") + 1, "unknown example column `cty`") and unknown[1][2] == "city"
+    assert len(unknown) == 2
+
+
 def test_a_second_prompt_does_not_hide_a_duplicate_case_name() -> None:
     text = 'case "a"\n  prompt "p"\n  prompt "q"\n  expect no error\ncase "a"\n  prompt "p"\n  expect no error\n'
     assert codes(text) == [("E219", 3), ("E205", 5)]

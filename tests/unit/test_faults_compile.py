@@ -54,6 +54,22 @@ def test_examples_from_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
     assert "E215" in done.stderr and "rows.csv is not a regular file" in done.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", ["check", "fmt --check", "compile", "run --agent evaldsl.demo:agent"])
+def test_a_suite_or_use_file_that_is_a_fifo_is_refused_not_read(tmp_path: Path, command: str) -> None:
+    os.mkfifo(tmp_path / "fifo.evl")
+    (tmp_path / "uses.evl").write_text('use "fifo.evl"\ncase "a"\n  prompt "p"\n  expect no error\n')
+    for name, expected in (("fifo.evl", "cannot read fifo.evl: not a regular file"),
+                           ("uses.evl", "cannot use fifo.evl: not a regular file")):
+        if command.startswith("fmt") and name == "uses.evl":
+            continue  # fmt reads no `use` file
+        # A child process: a regression hangs there (and is killed by the timeout), not the test suite.
+        done = subprocess.run([sys.executable, "-m", "evaldsl", *command.split(), name], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=30)
+        shown = done.stdout + done.stderr
+        assert done.returncode != 0 and expected in shown and "Traceback" not in shown, (command, name, shown)
+
+
 def test_examples_from_a_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "rows.csv").mkdir()
     suite = tmp_path / "s.evl"

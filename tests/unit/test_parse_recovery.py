@@ -154,3 +154,11 @@ def test_a_bracket_closed_nowhere_resumes_at_the_next_statement_line() -> None:
 def test_a_misspelt_predicate_alone_on_its_line_is_named() -> None:
     err = errors_of('case "a"\n  prompt "p"\n  expect caled\n')
     assert where(err) == [("E101", 3, 10)] and err.errors[0].suggestion == "called"
+
+
+@pytest.mark.parametrize("pattern", ["<xs: [1, 2>", "<o: {k: 1>", "<o: {k: [1>", "<o: {k: [1, <a: 2>>"])
+def test_an_inner_bracket_closed_by_the_outer_closer_does_not_hide_later_errors(pattern: str) -> None:
+    # `>` closes the `[` (or `{`): `<` stays open, and nothing after the error closes it.
+    text = (f'case "a"\n  prompt "p"\n  expect called t with {pattern}\n  expect called t with <xs: [1]>\n\n'
+            'case "b"\n  promt "x"\n\ncase "c"\n  prompt "q"\n  expect caled\n')
+    assert [(c, line) for c, line, _ in where(errors_of(text))] == [("E100", 3), ("E100", 7), ("E101", 11)]

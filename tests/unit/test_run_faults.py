@@ -249,6 +249,79 @@ def test_run_case_reports_a_cancelled_agent_as_an_error() -> None:
     assert result.status == "error" and result.runs[0].error.type == "CancelledError"  # type: ignore[union-attr]
 
 
+class OwnBase(BaseException):
+    """An agent's own BaseException subclass: not Exception, not the runner's business."""
+
+
+def _raiser(exc: BaseException) -> Any:
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        raise exc
+    return fn
+
+
+def test_any_base_exception_but_keyboard_interrupt_is_that_runs_error() -> None:
+    thrown = {"own": OwnBase("mine"), "genexit": GeneratorExit(), "exit": SystemExit(3)}
+
+    def sync_agent(prompt: str) -> RunArtifacts:
+        if prompt in thrown:
+            raise thrown[prompt]
+        return RunArtifacts(final_text="ok")
+
+    async def async_agent(prompt: str) -> RunArtifacts:
+        return sync_agent(prompt)
+
+    predicate = CompiledExpectation("own", "t.evl", 2, _raiser(OwnBase("from a predicate")))
+    for agent in (sync_agent, async_agent):
+        cases = [_case("fine"), *(_case(n) for n in thrown), _case("predicate", predicate), _case("also fine")]
+        report = run_suite(agent, cases, concurrency=1)
+        status = {c.name: (c.status, c.runs[0].error and c.runs[0].error.type) for c in report.cases}
+        assert status == {"fine": ("passed", None), "own": ("error", "OwnBase"), "genexit": ("error", "GeneratorExit"),
+                          "exit": ("error", "SystemExit"), "predicate": ("error", "OwnBase"),
+                          "also fine": ("passed", None)}
+        assert report.meta.complete
+
+
+def test_an_agent_that_cancels_its_own_task_loses_no_case() -> None:
+    """`asyncio.current_task().cancel()` counts as a request on 3.11+, yet the runner did not make it."""
+    async def raises_it(prompt: str) -> RunArtifacts:
+        if prompt == "self":
+            asyncio.current_task().cancel()  # type: ignore[union-attr]
+            await asyncio.sleep(0)
+        return RunArtifacts(final_text="ok")
+
+    async def returns_after_it(prompt: str) -> RunArtifacts:
+        if prompt == "self":
+            asyncio.current_task().cancel()  # type: ignore[union-attr]  # never delivered in this run
+            return RunArtifacts(final_text="ok")
+        await asyncio.sleep(0.01)  # where an undelivered cancel would land: the next case
+        return RunArtifacts(final_text="ok")
+
+    for agent, self_status in ((raises_it, "error"), (returns_after_it, "passed")):
+        for concurrency in (1, 4):
+            cases = [_case("fine"), _case("self", repeat=3), _case("also fine", repeat=2), _case("last")]
+            report = run_suite(agent, cases, concurrency=concurrency)
+            assert [c.name for c in report.cases] == ["fine", "self", "also fine", "last"]
+            assert [c.status for c in report.cases] == ["passed", self_status, "passed", "passed"], agent
+            assert [len(c.runs) for c in report.cases] == [1, 3, 2, 1] and report.meta.complete
+            if self_status == "error":
+                assert {r.error.type for r in report.cases[1].runs} == {"CancelledError"}  # type: ignore[union-attr]
+    result = run_case(raises_it, _case("self", repeat=2))  # the pytest plugin's entry
+    assert result.status == "error" and len(result.runs) == 2
+
+
+def test_a_timeout_after_a_recorded_self_cancel_is_still_a_timeout() -> None:
+    async def agent(prompt: str) -> RunArtifacts:
+        if prompt == "self":
+            asyncio.current_task().cancel()  # type: ignore[union-attr]
+            await asyncio.sleep(0)
+        await asyncio.sleep(5)
+        return RunArtifacts(final_text="ok")
+
+    report = run_suite(agent, [_case("self"), _case("slow", timeout_s=0.2)], concurrency=1)
+    errors = [c.runs[0].error.type for c in report.cases]  # type: ignore[union-attr]
+    assert errors == ["CancelledError", "TimeoutError"]
+
+
 # ---- scoring does not steal other cases' time --------------------------------------------
 
 
@@ -286,6 +359,48 @@ def test_a_catastrophic_regex_in_an_argument_pattern_is_that_cases_error() -> No
     assert [c.status for c in report.cases] == ["error", "passed"]
     error = report.cases[0].runs[0].error
     assert error is not None and error.type == "RegexTimeout" and "0.5s" in error.message
+
+
+MOCK_REGEX_SUITE = (
+    'tool lookup\n  param q: string\n  when <q: matches /^(a+)+$/> returns "matched"\n  otherwise returns "plain"\n'
+    + "".join(f'case "{n}"\n  prompt "{n}"\n  timeout 1s\n  expect final text is "plain"\n'
+              for n in ("fine", "evil", "after"))
+)
+
+MOCK_REGEX_PROGRAM = f"""
+import json
+from evaldsl import RunArtifacts, compile, run_suite
+
+suite = compile({MOCK_REGEX_SUITE!r})
+
+def answer(prompt, ctx):
+    return RunArtifacts(final_text=ctx.call("lookup", {{"q": "a" * 40 + "!" if prompt == "evil" else "b"}}).text)
+
+def sync_agent(prompt, ctx):  # on a worker thread
+    return answer(prompt, ctx)
+
+async def async_agent(prompt, ctx):  # on the loop
+    return answer(prompt, ctx)
+
+out = []
+for agent in (sync_agent, async_agent):
+    report = run_suite(agent, suite)
+    out.append({{c.name: [c.status, c.runs[0].error and c.runs[0].error.type] for c in report.cases}})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs setitimer")
+def test_a_catastrophic_regex_in_a_mock_tool_called_from_a_worker_thread_is_bounded() -> None:
+    """The regex engine holds the interpreter lock: on a sync agent's thread it froze the whole run."""
+    import subprocess
+    import sys
+
+    # A child process: a regression freezes it (and the timeout kills it), not the test suite.
+    done = subprocess.run([sys.executable, "-c", MOCK_REGEX_PROGRAM], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    expected = {"fine": ["passed", None], "evil": ["error", "RegexTimeout"], "after": ["passed", None]}
+    assert json.loads(done.stdout) == [expected, expected]
 
 
 def test_ordinary_regexes_keep_python_re_semantics() -> None:
