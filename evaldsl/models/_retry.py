@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -28,6 +29,15 @@ from ._chat import BackendError
 from ._transport import HttpReply, TransportFailure
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+AFTER_RETRIES = re.compile(r"\(after \d+ attempts?\)")
+"""Ends the message of every failure that retrying might have fixed (the endpoint was
+down, overloaded or too slow): `endpoint_failed` finds such runs in a record."""
+
+
+def endpoint_failed(message: str) -> bool:
+    """True for a run error that says the endpoint could not be reached or kept failing after
+    the retries (connection errors, timeouts, 429 and 5xx), so that ``--resume`` runs it again."""
+    return AFTER_RETRIES.search(message) is not None
 
 
 @dataclass(frozen=True)

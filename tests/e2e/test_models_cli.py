@@ -20,6 +20,7 @@ from servers._script import always, call, sequence, text, tool_calls, tool_then_
 from servers._server import ScriptedServer
 
 import evaldsl.models._backends
+import evaldsl.models._http
 import evaldsl.models._judge
 import evaldsl.models._loop  # noqa: F401 (imported here once: pytester's inner runs then reuse them)
 from evaldsl.cli import main
@@ -284,3 +285,33 @@ def test_a_slow_endpoint_is_a_backend_error_within_the_case_timeout_with_the_tra
     run_ = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]
     assert run_["error"]["type"] == "AgentError" and "timed out" in run_["error"]["message"]
     assert run_["artifacts"]["tool_calls"][0]["result"] == "sunny"  # the first turn is kept
+
+
+def test_an_endpoint_lost_half_way_keeps_the_finished_cases_and_resume_finishes_the_rest(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from servers._script import Drop
+
+    from evaldsl.models._retry import RetryPolicy
+
+    monkeypatch.setattr(evaldsl.models._http, "RetryPolicy", lambda: RetryPolicy(attempts=2, base_delay_s=0.001))
+    (tmp_path / "w.evl").write_text('suite "Lost"\n' + "".join(
+        f'case "c{i}"\n  prompt "say ok {i}"\n  expect final text contains "ok"\n' for i in range(4)))
+    openai_server.reply = lambda request, index: text("ok") if index == 0 else Drop()  # gone after one reply
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "-j", "1", "--json", "r.json", "--no-cache")
+    assert code == 1 and "1 passed" in out and "3 error" in out
+    cases = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert [c["status"] for c in cases] == ["passed", "error", "error", "error"]
+    assert "connection error" in cases[1]["runs"][0]["error"]["message"]
+    openai_server.reset(always(text("ok")))  # the endpoint is back
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--resume", "r.json", "--no-cache")
+    assert code == 0, out + err
+    assert "1 case(s) done, 3 to run" in err and len(openai_server.requests) == 3
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert [c["status"] for c in record["cases"]] == ["passed"] * 4 and record["meta"]["complete"]
+    code, _, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--resume", "r.json", "--no-cache")
+    assert code == 0 and "4 case(s) done, 0 to run" in err
