@@ -6,7 +6,9 @@ does the rest in one order: build the body, look it up in the cache, POST
 it with retries, parse, store. The API key is kept on the backend, sent
 only as a header, never part of a cache key, a `describe()`, a repr or an
 error message (`redact` runs over every message, as a last line of defence
-against an API that echoes it).
+against an API that echoes it, and over a reply body that holds the key,
+before it is parsed or cached: a model or judge that repeats the key can
+put it in no artifact, record or judge error).
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class HttpBackend:
         self.retry = retry or RetryPolicy()
         self.client = client or SharedClient()
         self._api_key = api_key or None
+        key = self._api_key or ""
+        self._key_mark = (key[-8:] if len(key) >= 16 else key).encode()
+        """The shortest part of the key that `redact` hides (the whole key holds it): found in a reply cheaply."""
         self._url = _endpoint(self.base_url + self.path)
         self._headers = self.headers()
         """Built once: a provider's headers depend only on the key, fixed at construction."""
@@ -128,8 +133,11 @@ class HttpBackend:
         response = await send_with_retries(
             send, policy=self.retry, timeout_s=timeout_s, label=self.label, secrets=self._secrets()
         )
+        body = response.content
+        if self._key_mark and self._key_mark in body:  # a reply that echoes the key: never kept
+            body = redact(body.decode("utf-8", "replace"), self._secrets()).encode()
         try:
-            data = json.loads(response.content)
+            data = json.loads(body)
         except ValueError:
             data = None
         if not isinstance(data, dict):

@@ -315,3 +315,43 @@ def test_an_endpoint_lost_half_way_keeps_the_finished_cases_and_resume_finishes_
     code, _, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
                        "--resume", "r.json", "--no-cache")
     assert code == 0 and "4 case(s) done, 0 to run" in err
+
+
+def test_the_key_never_shows_on_error_paths_in_records_output_or_logs(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from servers._script import Drop, HttpError
+
+    from evaldsl.models._retry import RetryPolicy
+
+    sentinel = "sk-SENTINEL-errors-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", sentinel)
+    monkeypatch.setattr(evaldsl.models._http, "RetryPolicy", lambda: RetryPolicy(attempts=2, base_delay_s=0.001))
+    caplog.set_level(logging.DEBUG)
+    (tmp_path / "w.evl").write_text(JUDGED + '\ncase "drop"\n  prompt "drop me"\n  expect final text contains "x"\n'
+                                    '\ncase "echo"\n  prompt "echo me"\n  expect final text contains "x"\n')
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        said = json.dumps(request["messages"])
+        if "drop me" in said:
+            return Drop()
+        if "echo me" in said:  # OpenAI's 401 echoes the key's end; an odd proxy might echo all of it
+            return HttpError(401, {"error": {"message": f"Incorrect API key provided: {sentinel} (...{sentinel[-8:]})",
+                                             "type": "invalid_request_error"}})
+        if "grading one run" in said:
+            return text(f"not a verdict {sentinel}")
+        return weather_script()(request, index)
+
+    openai_server.reply = script
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--json", "r.json", "--out", "recs", "--junit-xml", "j.xml", "--no-cache")
+    assert code == 1
+    assert "HTTP 401" in out and "connection error" in out and "judge" in out
+    assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".py"]
+    logged = [r.getMessage() + str(r.args) for r in caplog.records]
+    for shown in [out, err, *written, *logged]:
+        assert sentinel not in shown and sentinel[-8:] not in shown
