@@ -34,8 +34,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-TRANSPORTS = ("aiohttp", "httpx")
-_default_transport = "aiohttp"
+TRANSPORTS = ("auto", "aiohttp", "httpx")
+_default_transport = "auto"
 MAX_CONNECTIONS = 256
 """Open connections per client: above any sensible ``-j``, so the pool never queues a run."""
 
@@ -85,6 +85,18 @@ class HttpClient(Protocol):
     def is_closed(self) -> bool: ...
 
 
+def _proxy_for(url: str) -> str | None:
+    """The proxy for ``url`` from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``)."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    if "no" in proxies and urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+        return None
+    return proxies.get(parts.scheme)
+
+
 def _failure(exc: BaseException) -> TransportFailure:
     detail = str(exc).strip() or type(exc).__name__
     return TransportFailure(f"{type(exc).__name__}: {detail}")
@@ -114,15 +126,9 @@ class AiohttpClient:
         return self._session
 
     def _proxy(self, url: str) -> str | None:
-        """The proxy for ``url`` from the environment (``HTTP(S)_PROXY``, ``NO_PROXY``), looked up once."""
+        """The proxy for ``url``, looked up once (`_proxy_for`)."""
         if url not in self._proxies:
-            import urllib.request
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(url)
-            proxies = urllib.request.getproxies()
-            bypass = "no" in proxies and urllib.request.proxy_bypass_environment(parts.hostname or "", proxies)
-            self._proxies[url] = None if bypass else proxies.get(parts.scheme)
+            self._proxies[url] = _proxy_for(url)
         return self._proxies[url]
 
     async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
@@ -164,6 +170,38 @@ def _no_cookies() -> Any:
     return NoCookies()
 
 
+class AutoClient:
+    """The default: plain ``http://`` without a proxy through `_http11.Http11Client`
+    (a local server: the client's CPU is the cost), everything else through aiohttp."""
+
+    def __init__(self) -> None:
+        from ._http11 import Http11Client
+
+        self._plain = Http11Client()
+        self._aiohttp: AiohttpClient | None = None
+        self._routes: dict[str, Any] = {}
+
+    def _route(self, url: str) -> Any:
+        if url.startswith("http://") and _proxy_for(url) is None:
+            return self._plain
+        if self._aiohttp is None:
+            self._aiohttp = AiohttpClient()
+        return self._aiohttp
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
+        client = self._routes.get(url) or self._routes.setdefault(url, self._route(url))
+        return await client.post(url, content, headers, timeout_s)  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._aiohttp is not None:
+            await self._aiohttp.aclose()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._plain.is_closed
+
+
 class HttpxClient:
     """`HttpClient` over a plain `httpx.AsyncClient`."""
 
@@ -197,7 +235,8 @@ class HttpxClient:
 
 
 def set_default_transport(name: str) -> str:
-    """Choose the transport of clients made from now on (``"aiohttp"`` or ``"httpx"``); returns the previous."""
+    """Choose the transport of clients made from now on (``"auto"``, ``"aiohttp"`` or ``"httpx"``);
+    returns the previous."""
     global _default_transport
     if name not in TRANSPORTS:
         raise ValueError(f"unknown transport {name!r}: use one of {', '.join(TRANSPORTS)}")
@@ -208,6 +247,8 @@ def set_default_transport(name: str) -> str:
 def make_client(transport: str | None = None) -> HttpClient:
     """A new pooled `HttpClient` over ``transport`` (default: `set_default_transport`'s choice)."""
     name = transport or _default_transport
+    if name == "auto":
+        return AutoClient()
     if name == "aiohttp":
         return AiohttpClient()
     if name == "httpx":

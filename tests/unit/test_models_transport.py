@@ -8,7 +8,15 @@ import pytest
 from servers import ScriptedServer
 
 from evaldsl.models._backends import make_backend
-from evaldsl.models._transport import AiohttpClient, HttpClient, HttpxClient, SharedClient, make_client, set_default_transport
+from evaldsl.models._transport import (
+    AiohttpClient,
+    AutoClient,
+    HttpClient,
+    HttpxClient,
+    SharedClient,
+    make_client,
+    set_default_transport,
+)
 
 
 def test_one_client_per_loop_shared_by_backends(openai_server: ScriptedServer) -> None:
@@ -38,8 +46,9 @@ def test_default_transport_is_chosen_in_one_place() -> None:
         assert type(make_client()) is HttpxClient
     finally:
         set_default_transport(previous)
-    assert type(make_client()) is AiohttpClient
-    with pytest.raises(ValueError, match="unknown transport 'curl': use one of aiohttp, httpx"):
+    assert type(make_client()) is AutoClient
+    assert type(make_client("aiohttp")) is AiohttpClient
+    with pytest.raises(ValueError, match="unknown transport 'curl': use one of auto, aiohttp, httpx"):
         set_default_transport("curl")
 
 
