@@ -2,9 +2,14 @@
 
 A backend needs one thing of HTTP: POST these bytes with these headers,
 within so many seconds, and hand back the status, headers and body. That
-is `HttpClient.post`, and `HttpReply` is all it returns. Two clients do it:
+is `HttpClient.post`, and `HttpReply` is all it returns. Three clients do it:
 
-- ``aiohttp`` (the default): an `aiohttp.ClientSession` used directly.
+- ``auto`` (the default, `AutoClient`): a plain ``http://`` endpoint with
+  no proxy (a local server, where the client's own CPU is the cost) goes
+  through `_http11.Http11Client`, evaldsl's small HTTP/1.1 client on
+  asyncio's protocols (about 0.05 ms of CPU a request, nothing to import);
+  everything else (HTTPS, proxies) through ``aiohttp``, imported only then.
+- ``aiohttp``: an `aiohttp.ClientSession` used directly, for every URL.
   Issue 6 measured plain httpx at 7-8 ms of CPU a request with 50 in
   flight; httpx's API over the aiohttp-backed ``httpx-aiohttp`` transport
   cost about 0.3 ms: httpx's request and response objects wrapped around
@@ -13,8 +18,9 @@ is `HttpClient.post`, and `HttpReply` is all it returns. Two clients do it:
   looked up once per endpoint, a request costs what a bare aiohttp loop
   does, about 0.15 ms (bench/bench_models.py), and httpx is not imported.
 - ``httpx``: a plain `httpx.AsyncClient`, for a user or a test that
-  needs it: ``set_default_transport("httpx")`` swaps it in, in one call.
+  needs it.
 
+``set_default_transport(name)`` swaps the clients made from then on, in one call.
 Both report a failure to reach the server (refused, dropped, reset, timed
 out) as `TransportFailure`, so the retry policy (`_retry`) knows nothing of
 either library. A client belongs to the event loop it was made in
