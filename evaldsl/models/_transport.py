@@ -93,6 +93,10 @@ class HttpClient(Protocol):
 
 def _proxy_for(url: str) -> str | None:
     """The proxy for ``url`` from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``)."""
+    import os
+
+    if not any(name.lower().endswith("_proxy") for name in os.environ):
+        return None  # the common case, without importing urllib.request (3 ms)
     import urllib.request
     from urllib.parse import urlsplit
 
