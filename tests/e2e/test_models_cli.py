@@ -72,10 +72,12 @@ def test_several_models_one_record_each_and_a_comparison(
 ) -> None:
     openai_server.reply = weather_script()
     code, out, err = run(capsys, "w.evl", "--model", "openai:small", "--model", "openai:large",
-                         "--base-url", openai_server.base_url, "--out", "recs", "--temperature", "0.3")
+                         "--base-url", openai_server.base_url, "--out", "recs", "--temperature", "0.3",
+                         "--max-tokens", "64", "--seed", "3")
     assert code == 0, out + err
     assert {r.json["model"] for r in openai_server.requests} == {"small", "large"}
-    assert all(r.json["temperature"] == 0.3 for r in openai_server.requests)
+    assert all((r.json["temperature"], r.json["max_tokens"], r.json["seed"]) == (0.3, 64, 3)
+               for r in openai_server.requests)
     table = out[out.index("models compared"):].splitlines()
     assert table[1].split() == ["model", "accuracy", "score", "passed", "failed", "errors", "p50", "p95",
                                 "tokens", "cached"]
@@ -86,7 +88,7 @@ def test_several_models_one_record_each_and_a_comparison(
     meta = json.loads(records[1].read_text())["meta"]
     assert meta["backend"] == "model" and meta["agent"] == "openai:small"
     assert meta["model"] == {"provider": "openai", "model": "small", "base_url": openai_server.base_url,
-                             "sampling": {"temperature": 0.3, "max_tokens": None, "seed": None}}
+                             "sampling": {"temperature": 0.3, "max_tokens": 64, "seed": 3}}
     assert meta["cache"]["misses"] == 2
 
 
