@@ -102,7 +102,7 @@ def _proxy_for(url: str) -> str | None:
 
     parts = urlsplit(url)
     proxies = urllib.request.getproxies()
-    if "no" in proxies and urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+    if "no" in proxies and urllib.request.proxy_bypass(parts.hostname or ""):  # NO_PROXY
         return None
     return proxies.get(parts.scheme)
 
