@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from ._chat import BackendError
 from ._transport import HttpReply, TransportFailure
 
 MAX_HEAD = 64 * 1024
@@ -132,8 +133,8 @@ class _Connection(asyncio.Protocol):
             if len(self.buffer) > self.length:  # more than the response: the stream cannot be trusted
                 self.reusable = False
             return bytes(self.buffer[: self.length])
-        if self.chunked:
-            return self._dechunk()
+        if self.chunked:  # the last chunk ends in CRLF CRLF: no parse before it can have come
+            return self._dechunk() if self.buffer.endswith(b"\r\n\r\n") else None
         return None  # until the connection closes
 
     def _dechunk(self) -> bytes | None:
@@ -204,8 +205,10 @@ class Http11Client:
             if parts.scheme != "http" or not parts.hostname:
                 raise TransportFailure(f"UnsupportedProtocol: {url!r} is not a plain http:// URL")
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            lines = [f"POST {target} HTTP/1.1", f"host: {parts.netloc}"]
+            lines = [f"POST {target} HTTP/1.1", f"host: {parts.netloc.rpartition('@')[2]}"]
             lines += [f"{name}: {value}" for name, value in headers.items() if name.lower() != "content-length"]
+            if any(c in line for line in lines for c in "\r\n\0"):  # the text itself is not shown: it may be a key
+                raise BackendError("a request header or the URL holds a line break or NUL (not sent)")
             head = ("\r\n".join(lines) + "\r\ncontent-length: ").encode("latin-1")
             cached = self._heads[key] = (headers, (parts.hostname, parts.port or 80), head)
         return cached[1], cached[2]

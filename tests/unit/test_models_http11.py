@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from evaldsl.models._chat import BackendError
 from evaldsl.models._http11 import Http11Client
 from evaldsl.models._transport import AutoClient, TransportFailure
 
@@ -159,3 +160,15 @@ def test_refused_is_a_failure_and_https_or_a_proxy_goes_through_aiohttp(monkeypa
     assert type(auto._route("https://api.openai.com/v1/chat/completions")).__name__ == "AiohttpClient"
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.internal:3128")
     assert type(auto._route("http://gpu-box:8000/v1/chat/completions")).__name__ == "AiohttpClient"
+
+
+def test_no_line_break_reaches_the_wire_and_credentials_in_the_url_stay_out_of_host() -> None:
+    async def head_of(url: str, headers: dict[str, str]) -> bytes:
+        return Http11Client()._head(url, headers)[1]
+
+    head = asyncio.run(head_of("http://user:pw@127.0.0.1:8000/v1/chat/completions", {"accept": "*/*"}))
+    assert head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:8000\r\n") and b"pw" not in head
+    for headers in ({"authorization": "Bearer sk-abc\r\nx-evil: 1"}, {"x\nname": "v"}):
+        with pytest.raises(BackendError, match="line break or NUL") as info:  # at once: no retry can fix it
+            asyncio.run(head_of("http://127.0.0.1:8000/v1", headers))
+        assert "sk-abc" not in str(info.value)
