@@ -173,6 +173,11 @@ class _Connection(asyncio.Protocol):
             waiter.set_exception(TransportFailure(message))
 
 
+def _expire(waiter: asyncio.Future[HttpReply], timeout_s: float) -> None:
+    if not waiter.done():
+        waiter.set_exception(TransportFailure(f"no reply within {timeout_s:.3g} s", timeout=True))
+
+
 def _decoded(body: bytes, encoding: str) -> bytes:
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
@@ -218,9 +223,10 @@ class Http11Client:
         pool = self._idle.setdefault(address, [])
         while pool and (pool[-1].transport is None or pool[-1].transport.is_closing()):
             pool.pop()
-        connection = pool.pop() if pool else await self._connect(address, pool)
         loop = asyncio.get_running_loop()
+        connection = pool.pop() if pool else await self._connect(address, pool, timeout_s)
         waiter: asyncio.Future[HttpReply] = loop.create_future()
+        timer = loop.call_later(timeout_s, _expire, waiter, timeout_s)
         finished = False
         try:
             connection.send(b"".join((head, str(len(content)).encode(), b"\r\n\r\n", content)), waiter)
@@ -228,16 +234,20 @@ class Http11Client:
             finished = True
             return reply
         finally:
+            timer.cancel()
             if finished and connection.reusable and not self._closed:
                 pool.append(connection)
-            else:  # cancelled (a timeout), failed or not to be kept: never reused
+            else:  # cancelled, timed out, failed or not to be kept: never reused
                 connection.close()
                 self._open.discard(connection)
 
-    async def _connect(self, address: tuple[str, int], pool: list[_Connection]) -> _Connection:
+    async def _connect(self, address: tuple[str, int], pool: list[_Connection], timeout_s: float) -> _Connection:
         loop = asyncio.get_running_loop()
         try:
-            _, connection = await loop.create_connection(lambda: _Connection(pool, self._open), *address)
+            _, connection = await asyncio.wait_for(
+                loop.create_connection(lambda: _Connection(pool, self._open), *address), timeout_s)
+        except asyncio.TimeoutError as exc:
+            raise TransportFailure(f"no connection within {timeout_s:.3g} s", timeout=True) from exc
         except OSError as exc:
             raise TransportFailure(f"{type(exc).__name__}: {exc.strerror or exc}") from exc
         self._open.add(connection)
