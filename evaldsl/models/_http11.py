@@ -122,6 +122,8 @@ class _Connection(asyncio.Protocol):
         self.chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         length = headers.get("content-length")
         self.length = None if self.chunked or length is None else int(length)
+        if status in (204, 304):  # never a body, whatever the headers say
+            self.length, self.chunked = 0, False
         if headers.get("connection", "").lower() == "close" or version == "HTTP/1.0":
             self.reusable = False
         return True

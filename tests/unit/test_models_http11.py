@@ -116,11 +116,12 @@ def test_chunked_gzip_deflate_and_interim_responses() -> None:
 
 def test_a_body_framed_by_close_and_connection_close_are_read_and_not_reused() -> None:
     responses = [b"HTTP/1.0 503 Service Unavailable\r\nretry-after: 2\r\n\r\nbusy, come back",
-                 ok(b"{}", "connection: close"), ok(b"{}")]
-    replies, seen = exchange(lambda n: responses[n], posts=3)
+                 ok(b"{}", "connection: close"), b"HTTP/1.1 204 No Content\r\n\r\n", ok(b"{}")]
+    replies, seen = exchange(lambda n: responses[n], posts=4)
+    assert (replies[2].status_code, replies[2].content) == (204, b"")  # no body, and no wait for one
     assert (replies[0].status_code, replies[0].content, replies[0].headers["retry-after"]) == (503, b"busy, come back", "2")
     assert replies[0].reason_phrase == "Service Unavailable" and not replies[0].is_success
-    assert [connection for connection, _, _ in seen] == [1, 2, 3]
+    assert [connection for connection, _, _ in seen] == [1, 2, 3, 3]
 
 
 def test_a_dropped_connection_is_a_failure_and_the_next_request_gets_a_new_one() -> None:
