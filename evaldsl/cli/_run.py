@@ -256,7 +256,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     from ..report._json import RecordWriter, record_stem
     from ..run._api import flatten_cases
     from ..run._builder import ReportBuilder
-    from ._models import ModelUsage, model_setup
+    from ._models import ModelUsage, model_setup, unreached_dropped
     from ._scale import executor, sharded
 
     _check_targets(args)
@@ -269,7 +269,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     suites = _load(files, subject, args.root)
     _warn_unseen(suites, subject)
     flat = flatten_cases(suites)
-    previous = _previous(args, subject)
+    previous = unreached_dropped(_previous(args, subject), models)
     selected = _select(flat, args)
     if not selected:
         found = f"{len(flat)} loaded, all deselected" if flat else "the files hold no cases"

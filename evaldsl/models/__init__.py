@@ -1,1 +1,1 @@
-"""Model-driven runs: backends over httpx, the mock-tool loop, the LLM judge, the response cache."""
+"""Model-driven runs: backends over HTTP (aiohttp), the mock-tool loop, the LLM judge, the response cache."""

@@ -21,9 +21,9 @@ warning, and the run goes on uncached.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,10 @@ from typing import Any
 DEFAULT_CACHE_DIR = Path(".evaldsl") / "cache"
 """Where the CLI keeps the cache unless told otherwise (relative to the working directory)."""
 FORMAT = 1
+_TOKEN = os.urandom(4).hex()
+"""With the pid, names this process's temporary files: unique among concurrent runs (the
+random part, so that two machines sharing a cache folder cannot collide either)."""
+_SERIAL = itertools.count()
 
 
 def request_key(request: dict[str, Any], repeat_index: int) -> str:
@@ -42,6 +46,17 @@ def request_key(request: dict[str, Any], repeat_index: int) -> str:
         ensure_ascii=False,
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _create(path: str, folder: str) -> int:
+    """A new file at ``path`` (``O_EXCL``), its folder made only when it is missing (not a
+    ``mkdir`` call per entry)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        return os.open(path, flags, 0o644)
 
 
 class ResponseCache:
@@ -57,14 +72,16 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
         self._warned = False
+        self._root = os.fspath(self.directory)
 
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+    def _path(self, key: str) -> str:
+        return os.path.join(self._root, key[:2], f"{key}.json")
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The reply body stored under ``key``, or None (a miss: absent, unreadable or corrupt)."""
         try:
-            entry = json.loads(self._path(key).read_bytes())
+            with open(self._path(key), "rb") as handle:
+                entry = json.loads(handle.read())
         except (OSError, ValueError):
             entry = None
         body = entry.get("response") if isinstance(entry, dict) and entry.get("key") == key else None
@@ -75,18 +92,26 @@ class ResponseCache:
         return None
 
     def put(self, key: str, body: dict[str, Any]) -> None:
-        """Store ``body`` under ``key``, atomically; a failure to write warns once and is otherwise ignored."""
-        path = self._path(key)
+        """Store ``body`` under ``key``, atomically; a failure to write warns once and is otherwise ignored.
+
+        The entry is written to a temporary file of its own (created with ``O_EXCL``,
+        named by this process and a serial number) in the entry's folder, then moved
+        in place with `os.replace`: a reader sees the old entry, the new one or none.
+        """
+        folder = os.path.join(self._root, key[:2])
         data = json.dumps({"format": FORMAT, "key": key, "response": body}, ensure_ascii=False).encode()
+        temp = os.path.join(folder, f".{key[:8]}.{os.getpid()}-{_TOKEN}.{next(_SERIAL)}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
+            fd = _create(temp, folder)
             try:
-                with os.fdopen(fd, "wb") as handle:
+                with open(fd, "wb", closefd=True) as handle:
                     handle.write(data)
-                os.replace(temp, path)
+                os.replace(temp, self._path(key))
             except BaseException:
-                Path(temp).unlink(missing_ok=True)
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
                 raise
         except OSError as exc:
             if not self._warned:

@@ -6,7 +6,9 @@ does the rest in one order: build the body, look it up in the cache, POST
 it with retries, parse, store. The API key is kept on the backend, sent
 only as a header, never part of a cache key, a `describe()`, a repr or an
 error message (`redact` runs over every message, as a last line of defence
-against an API that echoes it).
+against an API that echoes it, and over a reply body that holds the key,
+before it is parsed or cached: a model or judge that repeats the key can
+put it in no artifact, record or judge error).
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from typing import Any, ClassVar
-
-import httpx
+from urllib.parse import urlsplit
 
 from ._cache import ResponseCache, request_key
 from ._chat import BackendError, ChatReply, Sampling
@@ -26,15 +27,16 @@ NO_SAMPLING = Sampling()
 BASE_HEADERS = {"content-type": "application/json", "accept": "application/json", "user-agent": "evaldsl"}
 
 
-def _endpoint(url: str) -> httpx.URL:
-    """The parsed endpoint (once, not per request); ValueError for a URL no request could use."""
+def _endpoint(url: str) -> str:
+    """The endpoint, checked once (not per request); ValueError for a URL no request could use."""
     try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL as exc:
+        parsed = urlsplit(url)
+        parsed.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError as exc:
         raise ValueError(f"bad base URL {url!r}: {exc}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ValueError(f"bad base URL {url!r}: expected http://HOST[:PORT]/... or https://...")
-    return parsed
+    return url
 
 
 class HttpBackend:
@@ -61,7 +63,12 @@ class HttpBackend:
         self.retry = retry or RetryPolicy()
         self.client = client or SharedClient()
         self._api_key = api_key or None
+        key = self._api_key or ""
+        self._key_mark = (key[-8:] if len(key) >= 16 else key).encode()
+        """The shortest part of the key that `redact` hides (the whole key holds it): found in a reply cheaply."""
         self._url = _endpoint(self.base_url + self.path)
+        self._headers = self.headers()
+        """Built once: a provider's headers depend only on the key, fixed at construction."""
 
     def describe(self) -> dict[str, Any]:
         """What a record's meta keeps of this backend: never the key."""
@@ -118,22 +125,19 @@ class HttpBackend:
         return self._parsed(data, response_schema)
 
     async def _post(self, content: bytes, timeout_s: float | None) -> dict[str, Any]:
-        client = self.client.get()
-        headers = httpx.Headers(self.headers())  # normalised once; each Request copies it cheaply
+        client, url, headers = self.client.get(), self._url, self._headers
 
-        async def send(attempt_timeout: float) -> Any:
-            # A ready Request through `send` skips the client's per-call merging of
-            # defaults (URL, headers, cookies, params): about a fifth of httpx's cost.
-            timeout = dict.fromkeys(("connect", "read", "write", "pool"), attempt_timeout)
-            extensions = {"timeout": timeout}
-            request = httpx.Request("POST", self._url, content=content, headers=headers, extensions=extensions)
-            return await client.send(request)
+        def send(attempt_timeout: float) -> Any:
+            return client.post(url, content, headers, attempt_timeout)
 
         response = await send_with_retries(
             send, policy=self.retry, timeout_s=timeout_s, label=self.label, secrets=self._secrets()
         )
+        body = response.content
+        if self._key_mark and self._key_mark in body:  # a reply that echoes the key: never kept
+            body = redact(body.decode("utf-8", "replace"), self._secrets()).encode()
         try:
-            data = json.loads(response.content)
+            data = json.loads(body)
         except ValueError:
             data = None
         if not isinstance(data, dict):

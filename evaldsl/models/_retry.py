@@ -17,19 +17,27 @@ back (or that sits in a URL) never reaches a record or a log.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from ._chat import BackendError
+from ._transport import HttpReply, TransportFailure
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+AFTER_RETRIES = re.compile(r"\(after \d+ attempts?\)")
+"""Ends the message of every failure that retrying might have fixed (the endpoint was
+down, overloaded or too slow): `endpoint_failed` finds such runs in a record."""
+
+
+def endpoint_failed(message: str) -> bool:
+    """True for a run error that says the endpoint could not be reached or kept failing after
+    the retries (connection errors, timeouts, 429 and 5xx), so that ``--resume`` runs it again."""
+    return AFTER_RETRIES.search(message) is not None
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def api_message(response: httpx.Response) -> str:
+def api_message(response: HttpReply) -> str:
     """The API's error message: from its JSON error body where it has one, else the text (trimmed)."""
     try:
         body: Any = json.loads(response.content)
@@ -94,7 +102,7 @@ def _message_in(body: Any) -> str | None:
     return None
 
 
-def retry_after(response: httpx.Response) -> float | None:
+def retry_after(response: HttpReply) -> float | None:
     """Seconds the server asks to wait (``retry-after-ms``, ``Retry-After`` seconds or date), if any."""
     millis = response.headers.get("retry-after-ms")
     if millis is not None:
@@ -109,6 +117,8 @@ def retry_after(response: httpx.Response) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # only for the rare HTTP-date form: not paid at start-up
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -117,28 +127,17 @@ def retry_after(response: httpx.Response) -> float | None:
 
 
 def _transport_reason(exc: BaseException, bound: float) -> str:
-    if _is_timeout(exc):
+    if isinstance(exc, asyncio.TimeoutError) or (isinstance(exc, TransportFailure) and exc.timeout):
         return f"timed out: no reply within {bound:.3g} s"
-    cause = exc.__cause__ or exc
-    detail = str(cause).strip() or type(cause).__name__
-    return f"connection error ({type(cause).__name__}: {detail})"
+    if isinstance(exc, TransportFailure):
+        return f"connection error ({exc})"
+    return f"connection error ({type(exc).__name__}: {str(exc).strip() or type(exc).__name__})"
 
 
-def _is_timeout(exc: BaseException) -> bool:
-    """A real timeout; the aiohttp transport maps every connection error (a server that
-    disconnected, a refused connection) to httpx.ConnectTimeout, so look at the cause."""
-    if isinstance(exc, asyncio.TimeoutError):
-        return True
-    if not isinstance(exc, httpx.TimeoutException):
-        return False
-    cause = exc.__cause__
-    return cause is None or "timeout" in type(cause).__name__.lower()
+Send = Callable[[float], Awaitable[HttpReply]]
 
 
-Send = Callable[[float], Awaitable[httpx.Response]]
-
-
-async def _bounded(awaitable: Awaitable[httpx.Response], seconds: float) -> httpx.Response:
+async def _bounded(awaitable: Awaitable[HttpReply], seconds: float) -> HttpReply:
     """``awaitable`` within ``seconds``; `asyncio.timeout` (3.11+) makes no extra task, unlike `wait_for`."""
     timeout = getattr(asyncio, "timeout", None)
     if timeout is None:  # Python 3.10
@@ -149,7 +148,7 @@ async def _bounded(awaitable: Awaitable[httpx.Response], seconds: float) -> http
 
 async def send_with_retries(
     send: Send, *, policy: RetryPolicy, timeout_s: float | None, label: str, secrets: Iterable[str] = ()
-) -> httpx.Response:
+) -> HttpReply:
     """Call ``send(attempt_timeout_s)`` until it returns a 2xx response; raise `BackendError` otherwise.
 
     Args:
@@ -172,10 +171,8 @@ async def send_with_retries(
         bound = min(policy.request_timeout_s, left)
         try:
             response = await _bounded(send(bound), bound)
-        except (httpx.TransportError, asyncio.TimeoutError, OSError) as exc:
+        except (TransportFailure, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
-        except httpx.HTTPError as exc:  # a reply that cannot be decoded, say: retrying will not help
-            raise BackendError(redact(f"{label}: {type(exc).__name__}: {exc}", secrets)) from None
         else:
             if response.is_success:
                 return response

@@ -1,49 +1,252 @@
 """The one place that makes the HTTP client every backend sends through.
 
-The API is httpx's (`httpx.AsyncClient`), but the bytes move through the
-aiohttp-backed transport of `httpx-aiohttp`: measured on this project's
-machine, plain httpx spends 7-8 ms of CPU per request with 50 in flight,
-the aiohttp transport about 1 ms (issue 6; bench/bench_models.py). The
-transport is chosen by name here and nowhere else, so a test or a user who
-needs plain httpx (``set_default_transport("httpx")``) swaps it in one call.
+A backend needs one thing of HTTP: POST these bytes with these headers,
+within so many seconds, and hand back the status, headers and body. That
+is `HttpClient.post`, and `HttpReply` is all it returns. Three clients do it:
 
-A client belongs to the event loop it was made in (aiohttp's session is
-bound to it), so `SharedClient` makes it lazily, inside the running loop,
-on first use, and makes a fresh one if it is later used from another loop
-(``asyncio.run`` per test, say). One `SharedClient` per run: every request
-of the run shares its connection pool; ``aclose()`` at the end of the run.
-Proxy settings come from the environment (``HTTPS_PROXY``, ``NO_PROXY``)
-as in httpx. No credentials live on the client: each request carries its
-own headers. The client keeps no cookies (a model API needs none).
+- ``auto`` (the default, `AutoClient`): a plain ``http://`` endpoint with
+  no proxy (a local server, where the client's own CPU is the cost) goes
+  through `_http11.Http11Client`, evaldsl's small HTTP/1.1 client on
+  asyncio's protocols (about 0.05 ms of CPU a request, nothing to import);
+  everything else (HTTPS, proxies) through ``aiohttp``, imported only then.
+- ``aiohttp``: an `aiohttp.ClientSession` used directly, for every URL.
+  Issue 6 measured plain httpx at 7-8 ms of CPU a request with 50 in
+  flight; httpx's API over the aiohttp-backed ``httpx-aiohttp`` transport
+  cost about 0.3 ms: httpx's request and response objects wrapped around
+  aiohttp's, and two worker-thread hops a request for aiohttp's
+  ``trust_env`` (proxy and ~/.netrc lookups). Used directly, with the proxy
+  looked up once per endpoint, a request costs what a bare aiohttp loop
+  does, about 0.15 ms (bench/bench_models.py), and httpx is not imported.
+- ``httpx``: a plain `httpx.AsyncClient`, for a user or a test that
+  needs it.
+
+``set_default_transport(name)`` swaps the clients made from then on, in one call.
+Both report a failure to reach the server (refused, dropped, reset, timed
+out) as `TransportFailure`, so the retry policy (`_retry`) knows nothing of
+either library. A client belongs to the event loop it was made in
+(aiohttp's session is bound to it), so `SharedClient` makes it lazily,
+inside the running loop, on first use, and makes a fresh one if it is
+later used from another loop (``asyncio.run`` per test, say). One
+`SharedClient` per run: every request of the run shares its connection
+pool; ``aclose()`` at the end of the run. Proxy settings come from the
+environment (``HTTPS_PROXY``, ``NO_PROXY``). No credentials live on the
+client: each request carries its own headers. No cookies are kept (a model
+API needs none) and redirects are not followed.
 """
 
 from __future__ import annotations
 
 import asyncio
-from http.cookiejar import CookieJar
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-import httpx
-
-TRANSPORTS = ("aiohttp", "httpx")
-_default_transport = "aiohttp"
+TRANSPORTS = ("auto", "aiohttp", "httpx")
+_default_transport = "auto"
 MAX_CONNECTIONS = 256
 """Open connections per client: above any sensible ``-j``, so the pool never queues a run."""
 
 
-class _NoCookies(CookieJar):
-    """A jar that keeps nothing: model APIs need no cookies, and reading each reply's
-    headers into the stdlib jar cost about 0.05 ms of CPU a request (bench/bench_models.py)."""
+class HttpReply:
+    """A response as a backend sees it: status, headers (case-insensitive ``get``), body."""
 
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        pass
+    __slots__ = ("status_code", "headers", "content", "reason_phrase")
 
-    def set_cookie(self, cookie: Any) -> None:
-        pass
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes, reason_phrase: str = "") -> None:
+        self.status_code = status_code
+        self.headers = headers
+        """Read with lower-case names; both clients' mappings ignore case."""
+        self.content = content
+        self.reason_phrase = reason_phrase
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def __repr__(self) -> str:
+        return f"HttpReply({self.status_code}, {len(self.content)} bytes)"
+
+
+class TransportFailure(Exception):
+    """The server could not be reached or stopped answering; ``timeout`` says whether it was too slow."""
+
+    def __init__(self, message: str, *, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+
+
+class HttpClient(Protocol):
+    """What a backend sends through (see the module docstring)."""
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
+        """POST ``content``; raises `TransportFailure` when no response arrives in ``timeout_s``."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+    @property
+    def is_closed(self) -> bool: ...
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy for ``url`` from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``)."""
+    import os
+
+    if not any(name.lower().endswith("_proxy") for name in os.environ):
+        return None  # the common case, without importing urllib.request (3 ms)
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    if "no" in proxies and urllib.request.proxy_bypass(parts.hostname or ""):  # NO_PROXY
+        return None
+    return proxies.get(parts.scheme)
+
+
+def _failure(exc: BaseException) -> TransportFailure:
+    detail = str(exc).strip() or type(exc).__name__
+    return TransportFailure(f"{type(exc).__name__}: {detail}")
+
+
+class AiohttpClient:
+    """`HttpClient` over one `aiohttp.ClientSession` (made on the first request)."""
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._closed = False
+        self._proxies: dict[str, str | None] = {}
+
+    def _open(self) -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=MAX_CONNECTIONS)
+        self._timeout_type = aiohttp.ClientTimeout
+        self._errors = (aiohttp.ClientError, OSError)
+        self._session = aiohttp.ClientSession(
+            # trust_env=False: with it, aiohttp reads the proxy settings and ~/.netrc in a worker
+            # thread on every request (two thread hops, about 0.15 ms of CPU); the proxy of each
+            # endpoint is looked up once instead (`_proxy`), and no credentials come from ~/.netrc.
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
+            timeout=aiohttp.ClientTimeout(total=None),
+        )
+        return self._session
+
+    def _proxy(self, url: str) -> str | None:
+        """The proxy for ``url``, looked up once (`_proxy_for`)."""
+        if url not in self._proxies:
+            self._proxies[url] = _proxy_for(url)
+        return self._proxies[url]
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
+        session = self._session or self._open()
+        try:
+            async with session.post(
+                url, data=content, headers=headers, allow_redirects=False, proxy=self._proxy(url),
+                timeout=self._timeout_type(total=timeout_s),
+            ) as response:
+                body = await response.read()
+                return HttpReply(response.status, response.headers, body, response.reason or "")
+        except asyncio.TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too
+            raise TransportFailure(f"no reply within {timeout_s:.3g} s", timeout=True) from exc
+        except self._errors as exc:
+            raise _failure(exc) from exc
+
+    async def aclose(self) -> None:
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+
+def _no_cookies() -> Any:
+    """A cookie jar that keeps nothing (the stdlib jar parsed every reply's headers: 0.05 ms a request)."""
+    from http.cookiejar import CookieJar
+
+    class NoCookies(CookieJar):
+        def extract_cookies(self, response: Any, request: Any) -> None:
+            pass
+
+        def set_cookie(self, cookie: Any) -> None:
+            pass
+
+    return NoCookies()
+
+
+class AutoClient:
+    """The default: plain ``http://`` without a proxy through `_http11.Http11Client`
+    (a local server: the client's CPU is the cost), everything else through aiohttp."""
+
+    def __init__(self) -> None:
+        from ._http11 import Http11Client
+
+        self._plain = Http11Client()
+        self._aiohttp: AiohttpClient | None = None
+        self._routes: dict[str, Any] = {}
+
+    def _route(self, url: str) -> Any:
+        if url.startswith("http://") and _proxy_for(url) is None:
+            return self._plain
+        if self._aiohttp is None:
+            self._aiohttp = AiohttpClient()
+        return self._aiohttp
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
+        client = self._routes.get(url) or self._routes.setdefault(url, self._route(url))
+        return await client.post(url, content, headers, timeout_s)  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._aiohttp is not None:
+            await self._aiohttp.aclose()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._plain.is_closed
+
+
+class HttpxClient:
+    """`HttpClient` over a plain `httpx.AsyncClient`."""
+
+    def __init__(self) -> None:
+        import httpx
+
+        limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
+        self._httpx = httpx
+        self.client = httpx.AsyncClient(limits=limits, timeout=None, follow_redirects=False, cookies=_no_cookies())
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
+        httpx = self._httpx
+        extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout_s)}
+        request = httpx.Request("POST", url, content=content, headers=headers, extensions=extensions)
+        try:
+            response = await self.client.send(request)
+        except httpx.TimeoutException as exc:
+            raise TransportFailure(f"no reply within {timeout_s:.3g} s", timeout=True) from exc
+        except (httpx.TransportError, OSError) as exc:
+            raise _failure(exc) from exc
+        except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded
+            raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
+        return HttpReply(response.status_code, response.headers, response.content, response.reason_phrase)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    @property
+    def is_closed(self) -> bool:
+        return bool(self.client.is_closed)
 
 
 def set_default_transport(name: str) -> str:
-    """Choose the transport of clients made from now on (``"aiohttp"`` or ``"httpx"``); returns the previous."""
+    """Choose the transport of clients made from now on (``"auto"``, ``"aiohttp"`` or ``"httpx"``);
+    returns the previous."""
     global _default_transport
     if name not in TRANSPORTS:
         raise ValueError(f"unknown transport {name!r}: use one of {', '.join(TRANSPORTS)}")
@@ -51,17 +254,15 @@ def set_default_transport(name: str) -> str:
     return previous
 
 
-def make_client(transport: str | None = None) -> httpx.AsyncClient:
-    """A new pooled `httpx.AsyncClient` over ``transport`` (default: `set_default_transport`'s choice)."""
+def make_client(transport: str | None = None) -> HttpClient:
+    """A new pooled `HttpClient` over ``transport`` (default: `set_default_transport`'s choice)."""
     name = transport or _default_transport
-    limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
-    options: dict[str, Any] = {"limits": limits, "timeout": None, "follow_redirects": False, "cookies": _NoCookies()}
-    if name == "httpx":
-        return httpx.AsyncClient(**options)
+    if name == "auto":
+        return AutoClient()
     if name == "aiohttp":
-        from httpx_aiohttp import HttpxAiohttpClient
-
-        return HttpxAiohttpClient(**options)
+        return AiohttpClient()
+    if name == "httpx":
+        return HttpxClient()
     raise ValueError(f"unknown transport {name!r}: use one of {', '.join(TRANSPORTS)}")
 
 
@@ -70,10 +271,10 @@ class SharedClient:
 
     def __init__(self, transport: str | None = None) -> None:
         self.transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._client: HttpClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def get(self) -> httpx.AsyncClient:
+    def get(self) -> HttpClient:
         """The client of the running loop; made now if there is none for this loop."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:

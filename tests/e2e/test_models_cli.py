@@ -20,6 +20,7 @@ from servers._script import always, call, sequence, text, tool_calls, tool_then_
 from servers._server import ScriptedServer
 
 import evaldsl.models._backends
+import evaldsl.models._http
 import evaldsl.models._judge
 import evaldsl.models._loop  # noqa: F401 (imported here once: pytester's inner runs then reuse them)
 from evaldsl.cli import main
@@ -71,10 +72,12 @@ def test_several_models_one_record_each_and_a_comparison(
 ) -> None:
     openai_server.reply = weather_script()
     code, out, err = run(capsys, "w.evl", "--model", "openai:small", "--model", "openai:large",
-                         "--base-url", openai_server.base_url, "--out", "recs", "--temperature", "0.3")
+                         "--base-url", openai_server.base_url, "--out", "recs", "--temperature", "0.3",
+                         "--max-tokens", "64", "--seed", "3")
     assert code == 0, out + err
     assert {r.json["model"] for r in openai_server.requests} == {"small", "large"}
-    assert all(r.json["temperature"] == 0.3 for r in openai_server.requests)
+    assert all((r.json["temperature"], r.json["max_tokens"], r.json["seed"]) == (0.3, 64, 3)
+               for r in openai_server.requests)
     table = out[out.index("models compared"):].splitlines()
     assert table[1].split() == ["model", "accuracy", "score", "passed", "failed", "errors", "p50", "p95",
                                 "tokens", "cached"]
@@ -85,7 +88,7 @@ def test_several_models_one_record_each_and_a_comparison(
     meta = json.loads(records[1].read_text())["meta"]
     assert meta["backend"] == "model" and meta["agent"] == "openai:small"
     assert meta["model"] == {"provider": "openai", "model": "small", "base_url": openai_server.base_url,
-                             "sampling": {"temperature": 0.3, "max_tokens": None, "seed": None}}
+                             "sampling": {"temperature": 0.3, "max_tokens": 64, "seed": 3}}
     assert meta["cache"]["misses"] == 2
 
 
@@ -299,3 +302,92 @@ def test_a_slow_endpoint_is_a_backend_error_within_the_case_timeout_with_the_tra
     run_ = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]
     assert run_["error"]["type"] == "AgentError" and "timed out" in run_["error"]["message"]
     assert run_["artifacts"]["tool_calls"][0]["result"] == "sunny"  # the first turn is kept
+
+
+def test_an_endpoint_lost_half_way_keeps_the_finished_cases_and_resume_finishes_the_rest(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from servers._script import Drop
+
+    from evaldsl.models._retry import RetryPolicy
+
+    monkeypatch.setattr(evaldsl.models._http, "RetryPolicy", lambda: RetryPolicy(attempts=2, base_delay_s=0.001))
+    (tmp_path / "w.evl").write_text('suite "Lost"\n' + "".join(
+        f'case "c{i}"\n  prompt "say ok {i}"\n  expect final text contains "ok"\n' for i in range(4)))
+    openai_server.reply = lambda request, index: text("ok") if index == 0 else Drop()  # gone after one reply
+    code, out, _ = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "-j", "1", "--json", "r.json", "--no-cache")
+    assert code == 1 and "1 passed" in out and "3 error" in out
+    cases = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert [c["status"] for c in cases] == ["passed", "error", "error", "error"]
+    assert "connection error" in cases[1]["runs"][0]["error"]["message"]
+    openai_server.reset(always(text("ok")))  # the endpoint is back
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--resume", "r.json", "--no-cache")
+    assert code == 0, out + err
+    assert "1 case(s) done, 3 to run" in err and len(openai_server.requests) == 3
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert [c["status"] for c in record["cases"]] == ["passed"] * 4 and record["meta"]["complete"]
+    code, _, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--resume", "r.json", "--no-cache")
+    assert code == 0 and "4 case(s) done, 0 to run" in err
+
+
+def test_the_key_never_shows_on_error_paths_in_records_output_or_logs(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from servers._script import Drop, HttpError
+
+    from evaldsl.models._retry import RetryPolicy
+
+    sentinel = "sk-SENTINEL-errors-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", sentinel)
+    monkeypatch.setattr(evaldsl.models._http, "RetryPolicy", lambda: RetryPolicy(attempts=2, base_delay_s=0.001))
+    caplog.set_level(logging.DEBUG)
+    (tmp_path / "w.evl").write_text(JUDGED + '\ncase "drop"\n  prompt "drop me"\n  expect final text contains "x"\n'
+                                    '\ncase "echo"\n  prompt "echo me"\n  expect final text contains "x"\n')
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        said = json.dumps(request["messages"])
+        if "drop me" in said:
+            return Drop()
+        if "echo me" in said:  # OpenAI's 401 echoes the key's end; an odd proxy might echo all of it
+            return HttpError(401, {"error": {"message": f"Incorrect API key provided: {sentinel} (...{sentinel[-8:]})",
+                                             "type": "invalid_request_error"}})
+        if "grading one run" in said:
+            return text(f"not a verdict {sentinel}")
+        return weather_script()(request, index)
+
+    openai_server.reply = script
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--json", "r.json", "--out", "recs", "--junit-xml", "j.xml", "--no-cache")
+    assert code == 1
+    assert "HTTP 401" in out and "connection error" in out and "judge" in out
+    assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".py"]
+    logged = [r.getMessage() + str(r.args) for r in caplog.records]
+    for shown in [out, err, *written, *logged]:
+        assert sentinel not in shown and sentinel[-8:] not in shown
+
+
+def test_a_run_against_plain_http_imports_neither_aiohttp_nor_httpx(
+    openai_server: ScriptedServer, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    openai_server.reply = weather_script()
+    program = (
+        "import sys\nfrom evaldsl.cli import main\n"
+        f"code = main(['run', 'w.evl', '--model', 'openai:m', '--base-url', {openai_server.base_url!r}, '-q'])\n"
+        "print(code, sorted(m for m in ('aiohttp', 'httpx', 'urllib.request') if m in sys.modules))\n"
+    )
+    root = str(Path(evaldsl.models._http.__file__).parents[2])
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": root}, timeout=120)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert len(openai_server.requests) == 2

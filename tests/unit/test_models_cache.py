@@ -163,3 +163,18 @@ def test_concurrent_writers_never_leave_a_torn_entry(tmp_path: Path) -> None:
     assert torn == []
     assert ResponseCache(tmp_path).get(key) is not None
     assert list(path.parent.glob("*.tmp")) == []
+
+
+def test_a_cache_folder_removed_mid_run_is_made_again(tmp_path: Path) -> None:
+    import shutil
+    import warnings as _warnings
+
+    cache = ResponseCache(tmp_path / "c")
+    first, second = request_key({"n": 1}, 0), request_key({"n": 2}, 0)
+    cache.put(first, {"n": 1})
+    shutil.rmtree(tmp_path / "c")
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error")  # no "cannot write" warning
+        cache.put(second, {"n": 2})
+    assert cache.get(second) == {"n": 2} and cache.get(first) is None
+    assert not list((tmp_path / "c").rglob("*.tmp"))  # no temporary file left behind

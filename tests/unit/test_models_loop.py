@@ -50,6 +50,7 @@ def test_a_multi_step_loop_answers_each_call_and_ends_on_text() -> None:
         ("list_files", {}, "a.txt b.txt"), ("read_file", {"path": "a.txt"}, "alpha")]
     assert art.final_text == "It says alpha." and art.error is None
     assert art.tokens == 15  # 3 replies of 3 + 2
+    assert art.duration_s is not None and art.duration_s > 0  # the latency of the whole loop
     first = backend.requests[0]
     assert first["messages"] == [{"role": "system", "content": "Be brief."},
                                  {"role": "user", "content": "what is in a.txt?"}]

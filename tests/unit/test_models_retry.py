@@ -8,13 +8,13 @@ import time
 import traceback
 from typing import Any
 
-import httpx
 import pytest
 from servers import Delay, Drop, HttpError, ScriptedServer, always, sequence, text
 
 from evaldsl.models._backends import make_backend
 from evaldsl.models._chat import BackendError, ChatReply
 from evaldsl.models._retry import RetryPolicy, retry_after
+from evaldsl.models._transport import HttpReply
 
 SENTINEL = "sk-SENTINEL-0123456789abcdef-KEY"
 FAST = RetryPolicy(attempts=5, base_delay_s=0.001, max_delay_s=0.005)
@@ -141,7 +141,7 @@ def test_retry_after_beyond_the_budget_stops_at_once(openai_server: ScriptedServ
 
 def test_retry_after_forms() -> None:
     def after(**headers: str) -> float | None:
-        return retry_after(httpx.Response(429, headers=headers))
+        return retry_after(HttpReply(429, headers, b""))
 
     assert after() is None and after(**{"retry-after": "soon"}) is None
     assert after(**{"retry-after": "2"}) == 2.0 and after(**{"retry-after": "-1"}) == 0.0
