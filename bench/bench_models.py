@@ -4,9 +4,8 @@ The server runs as its own process (``--serve``), so its CPU is not the
 client's. Three measurements (issue 6):
 
 - in-process: 1,000 single-turn chats at 50 in flight through
-  ``make_backend("openai:bench")``, per transport (``auto``, the default:
-  evaldsl's own HTTP/1.1 client for plain http://; ``aiohttp`` for every
-  URL; plain ``httpx`` for comparison; ``bare``, an aiohttp session with no
+  ``make_backend("openai:bench")``, per transport (``aiohttp``, the default;
+  plain ``httpx`` for comparison; ``bare``, an aiohttp session with no
   evaldsl, the floor of a library loop); wall, and CPU per request of the
   client process. Ideal: 1.0 s.
 - whole process: ``evaldsl run`` of 1,000 (and 10,000) generated
@@ -244,7 +243,7 @@ def main() -> None:
     parser.add_argument("-j", "--jobs", type=int, default=50)
     parser.add_argument(
         "--transports",
-        default="bare,auto,aiohttp,httpx",
+        default="bare,aiohttp,httpx",
         help="for the in-process part; bare = an aiohttp session without evaldsl (the floor)",
     )
     parser.add_argument("--skip", default="", help="comma list of: inprocess, whole, peers, promptfoo, inspect_ai")

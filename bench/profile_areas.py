@@ -27,7 +27,7 @@ import time
 HTTP_LIBS = ("/aiohttp/", "/httpx/", "/httpx_aiohttp/", "/yarl/", "/multidict/", "/propcache/", "/ssl.py",
              "/socket.py", "/selector_events.py", "/h11/", "/httpcore/", "/anyio/")
 BACKEND = ("models/_http.py", "models/_openai.py", "models/_anthropic.py", "models/_retry.py",
-           "models/_transport.py", "models/_http11.py", "models/_cache.py", "models/_backends.py")
+           "models/_transport.py", "models/_cache.py", "models/_backends.py")
 
 
 def area(frame) -> str:  # type: ignore[no-untyped-def]

@@ -2,14 +2,9 @@
 
 A backend needs one thing of HTTP: POST these bytes with these headers,
 within so many seconds, and hand back the status, headers and body. That
-is `HttpClient.post`, and `HttpReply` is all it returns. Three clients do it:
+is `HttpClient.post`, and `HttpReply` is all it returns. Two clients do it:
 
-- ``auto`` (the default, `AutoClient`): a plain ``http://`` endpoint with
-  no proxy (a local server, where the client's own CPU is the cost) goes
-  through `_http11.Http11Client`, evaldsl's small HTTP/1.1 client on
-  asyncio's protocols (about 0.05 ms of CPU a request, nothing to import);
-  everything else (HTTPS, proxies) through ``aiohttp``, imported only then.
-- ``aiohttp``: an `aiohttp.ClientSession` used directly, for every URL.
+- ``aiohttp`` (the default): an `aiohttp.ClientSession` used directly, for every URL.
   Issue 6 measured plain httpx at 7-8 ms of CPU a request with 50 in
   flight; httpx's API over the aiohttp-backed ``httpx-aiohttp`` transport
   cost about 0.3 ms: httpx's request and response objects wrapped around
@@ -40,8 +35,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-TRANSPORTS = ("auto", "aiohttp", "httpx")
-_default_transport = "auto"
+TRANSPORTS = ("aiohttp", "httpx")
+_default_transport = "aiohttp"
 MAX_CONNECTIONS = 256
 """Open connections per client: above any sensible ``-j``, so the pool never queues a run."""
 
@@ -180,38 +175,6 @@ def _no_cookies() -> Any:
     return NoCookies()
 
 
-class AutoClient:
-    """The default: plain ``http://`` without a proxy through `_http11.Http11Client`
-    (a local server: the client's CPU is the cost), everything else through aiohttp."""
-
-    def __init__(self) -> None:
-        from ._http11 import Http11Client
-
-        self._plain = Http11Client()
-        self._aiohttp: AiohttpClient | None = None
-        self._routes: dict[str, Any] = {}
-
-    def _route(self, url: str) -> Any:
-        if url.startswith("http://") and _proxy_for(url) is None:
-            return self._plain
-        if self._aiohttp is None:
-            self._aiohttp = AiohttpClient()
-        return self._aiohttp
-
-    async def post(self, url: str, content: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpReply:
-        client = self._routes.get(url) or self._routes.setdefault(url, self._route(url))
-        return await client.post(url, content, headers, timeout_s)  # type: ignore[no-any-return]
-
-    async def aclose(self) -> None:
-        await self._plain.aclose()
-        if self._aiohttp is not None:
-            await self._aiohttp.aclose()
-
-    @property
-    def is_closed(self) -> bool:
-        return self._plain.is_closed
-
-
 class HttpxClient:
     """`HttpClient` over a plain `httpx.AsyncClient`."""
 
@@ -245,7 +208,7 @@ class HttpxClient:
 
 
 def set_default_transport(name: str) -> str:
-    """Choose the transport of clients made from now on (``"auto"``, ``"aiohttp"`` or ``"httpx"``);
+    """Choose the transport of clients made from now on (``"aiohttp"`` or ``"httpx"``);
     returns the previous."""
     global _default_transport
     if name not in TRANSPORTS:
@@ -257,8 +220,6 @@ def set_default_transport(name: str) -> str:
 def make_client(transport: str | None = None) -> HttpClient:
     """A new pooled `HttpClient` over ``transport`` (default: `set_default_transport`'s choice)."""
     name = transport or _default_transport
-    if name == "auto":
-        return AutoClient()
     if name == "aiohttp":
         return AiohttpClient()
     if name == "httpx":

@@ -374,7 +374,7 @@ def test_the_key_never_shows_on_error_paths_in_records_output_or_logs(
         assert sentinel not in shown and sentinel[-8:] not in shown
 
 
-def test_a_run_against_plain_http_imports_neither_aiohttp_nor_httpx(
+def test_a_model_run_sends_through_aiohttp_and_never_imports_httpx(
     openai_server: ScriptedServer, tmp_path: Path
 ) -> None:
     import subprocess
@@ -384,10 +384,10 @@ def test_a_run_against_plain_http_imports_neither_aiohttp_nor_httpx(
     program = (
         "import sys\nfrom evaldsl.cli import main\n"
         f"code = main(['run', 'w.evl', '--model', 'openai:m', '--base-url', {openai_server.base_url!r}, '-q'])\n"
-        "print(code, sorted(m for m in ('aiohttp', 'httpx', 'urllib.request') if m in sys.modules))\n"
+        "print(code, sorted(m for m in ('aiohttp', 'httpx') if m in sys.modules))\n"
     )
     root = str(Path(evaldsl.models._http.__file__).parents[2])
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": root}, timeout=120)
-    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "0 ['aiohttp']", done.stdout + done.stderr
     assert len(openai_server.requests) == 2

@@ -10,7 +10,6 @@ from servers import ScriptedServer
 from evaldsl.models._backends import make_backend
 from evaldsl.models._transport import (
     AiohttpClient,
-    AutoClient,
     HttpClient,
     HttpxClient,
     SharedClient,
@@ -46,9 +45,8 @@ def test_default_transport_is_chosen_in_one_place() -> None:
         assert type(make_client()) is HttpxClient
     finally:
         set_default_transport(previous)
-    assert type(make_client()) is AutoClient
-    assert type(make_client("aiohttp")) is AiohttpClient
-    with pytest.raises(ValueError, match="unknown transport 'curl': use one of auto, aiohttp, httpx"):
+    assert type(make_client()) is AiohttpClient
+    with pytest.raises(ValueError, match="unknown transport 'curl': use one of aiohttp, httpx"):
         set_default_transport("curl")
 
 
