@@ -8,12 +8,13 @@ directory, sorted by name; a malformed file fails the load and is named.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
-from ..syntax._parser import gc_paused, parse_with_diagnostics
+from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ._errors import CompileProblem
 from ._example_files import bad_path, shown_path
 from ._examples import substitute, table_rows
@@ -99,31 +100,122 @@ def compile_suite(
         return _compile_source(source, filename, predicates, base_dir, root)
 
 
+def check_suite(text: str, filename: str, *, predicates: Mapping[str, Any] | None = None,
+                root: str | Path | None = None, keep_cases: bool = False) -> CompiledSuite:
+    """`compile_suite` for `evaldsl check`: every diagnostic, but (unless ``keep_cases``) a suite
+    without its cases, which are dropped as soon as each is compiled: memory does not grow with them."""
+    with gc_paused():
+        return _compile_source(text, filename, predicates, None, root, keep_cases)
+
+
 def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
-                    base_dir: str | Path | None, root: str | Path | None = None) -> CompiledSuite:
+                    base_dir: str | Path | None, root: str | Path | None = None,
+                    keep_cases: bool = True) -> CompiledSuite:
+    base = Path(base_dir) if base_dir is not None else Path(filename).parent
+    top = (base / Path(filename).name).resolve()
     session = _Session(predicates, root)
     if isinstance(source, str):
+        try:
+            return _compile_streaming(session, source, filename, base, (top,), keep_cases)
+        except _ToolAfterCase:
+            session = _Session(predicates, root)  # compiled again, from the whole file's AST
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
         suite, diags = parse_with_diagnostics(source, filename)
         session.diagnostics.extend(diags)
     else:
         suite = source
-    base = Path(base_dir) if base_dir is not None else Path(filename).parent
     compiled = None
     if not any(d.severity == "error" for d in session.diagnostics):
-        top = (base / Path(filename).name).resolve()
         compiled = _compile(session, suite, filename, base, chain=(top,))
     if compiled is None or any(d.severity == "error" for d in session.diagnostics):
         raise EvlError(session.diagnostics, session.sources)
     return compiled
 
 
-def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
-    tools = _gather_tools(session, suite, filename, base, chain)
+class _ToolAfterCase(Exception):
+    """A `tool` block below a case: the cases above it were compiled without it; start again."""
+
+
+def _compile_streaming(session: _Session, text: str, filename: str, base: Path, chain: tuple[Path, ...],
+                       keep_cases: bool) -> CompiledSuite:
+    """Compile each case as soon as the parser has grouped it, and drop its AST.
+
+    The file's head (settings, `use`, tools, suite-wide `expect`) comes before
+    its first case, so each case can be compiled as it is read: no AST of the
+    whole file is ever held, and with ``keep_cases=False`` (`evaldsl check`)
+    no compiled case either. The diagnostics are those of `_compile` over the
+    whole AST, in the same order: the parse's first, and the compiler's only
+    when the parse found no error (as when the file is compiled after parsing).
+    """
+    session.sources[filename] = text
+    session.may_have_templates = "{{" in text
+    stream = _Stream(session, filename, base, chain, keep_cases)
+    suite, parse_diags = parse_items(text, filename, emit=stream.add)
+    if any(d.severity == "error" for d in parse_diags):
+        raise EvlError(parse_diags, {filename: text})
+    compiled = stream.finish()
+    session.diagnostics[:0] = parse_diags
+    if any(d.severity == "error" for d in session.diagnostics):
+        raise EvlError(session.diagnostics, session.sources)
+    warnings = tuple(d for d in session.diagnostics if d.severity == "warning")
+    return replace(compiled, warnings=warnings)
+
+
+class _Stream:
+    """The items of a file as the parser gives them: head first, then each case compiled at once."""
+
+    def __init__(self, session: _Session, filename: str, base: Path, chain: tuple[Path, ...], keep: bool) -> None:
+        self.session, self.filename, self.base, self.chain = session, filename, base, chain
+        self.head: list[Any] = []
+        self.tool_blocks: list[a.Tool] = []
+        self.prelude: _Prelude | None = None
+        self.cases = _Cases(keep)
+
+    def add(self, item: Any) -> None:
+        if isinstance(item, a.Case):
+            if self.prelude is None:
+                self.prelude = _prelude(self.session, self.head, self.tool_blocks, self.filename, self.base, self.chain)
+            self.cases.add(item, _compile_case(self.session, item, self.prelude, self.filename, self.base))
+        elif isinstance(item, a.Tool):
+            if self.prelude is not None:
+                raise _ToolAfterCase
+            self.tool_blocks.append(item)
+        else:
+            self.head.append(item)
+
+    def finish(self) -> CompiledSuite:
+        if self.prelude is None:
+            self.prelude = _prelude(self.session, self.head, self.tool_blocks, self.filename, self.base, self.chain)
+        return self.cases.suite(self.session, self.prelude, self.filename)
+
+
+@dataclass
+class _Prelude:
+    """What every case of a file is compiled with: the head's settings, tools and suite-wide expectations."""
+
+    tools: dict[str, CompiledTool]
+    defaults: CaseSettings
+    name: str
+    description: str | None
+    expects: list[CompiledExpectation]
+
+    @property
+    def tool_tuple(self) -> tuple[CompiledTool, ...]:
+        """The tools, one tuple that every case of the file shares."""
+        if self._tool_tuple is None:
+            self._tool_tuple = tuple(self.tools.values())
+        return self._tool_tuple
+
+    _tool_tuple: tuple[CompiledTool, ...] | None = None
+
+
+def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
+             chain: tuple[Path, ...]) -> _Prelude:
+    tools = _gather_tools(session, head, tool_blocks, filename, base, chain)
     defaults, name, description = CaseSettings(), Path(filename).stem, None
     suite_expects: list[CompiledExpectation] = []
-    for stmt in suite.head:
+    for stmt in head:
         try:
             if isinstance(stmt, a.SuiteStmt):
                 name = to_text(stmt.name)
@@ -135,13 +227,48 @@ def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain
                 suite_expects.append(_expectation(session, stmt, None, tools, filename, from_suite=True))
         except CompileProblem as exc:
             session.problem(exc, stmt)
-    cases: list[CompiledCase] = []
+    return _Prelude(tools, defaults, name, description, suite_expects)
+
+
+class _Cases:
+    """A file's compiled cases (kept or not) and what the checks across cases need: each name's first line."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.kept: list[CompiledCase] = []
+        self.first_line: dict[str, int] = {}
+        self.duplicates: list[Diagnostic] = []
+
+    def add(self, case: a.Case, compiled: Iterable[CompiledCase]) -> None:
+        span = case.span
+        for one in compiled:
+            first = self.first_line.get(one.name)
+            if first is None:
+                self.first_line[one.name] = one.line
+            else:
+                if first == one.line:
+                    hint = "two rows of this case's examples give it this name: put a column in the name"
+                else:
+                    hint = f"another case of this name is at line {first}"
+                shown = span if span is not None and span.line == one.line else None
+                self.duplicates.append(error("E205", f"duplicate case name {one.name!r}", shown, help=hint))
+            if self.keep:
+                self.kept.append(one)
+
+    def suite(self, session: _Session, prelude: _Prelude, filename: str) -> CompiledSuite:
+        session.diagnostics.extend(self.duplicates)
+        return CompiledSuite(name=prelude.name, file=filename, cases=tuple(self.kept),
+                             description=prelude.description, tools=tuple(prelude.tools.values()))
+
+
+def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
+    prelude = _prelude(session, suite.head, suite.tools, filename, base, chain)
+    cases = _Cases(keep=True)
     for case in suite.cases:
-        cases.extend(_compile_case(session, case, defaults, suite_expects, tools, name, filename, base))
-    _check_unique_names(session, cases, suite)
+        cases.add(case, _compile_case(session, case, prelude, filename, base))
+    compiled = cases.suite(session, prelude, filename)
     warnings = tuple(d for d in session.diagnostics if d.severity == "warning")
-    return CompiledSuite(name=name, file=filename, cases=tuple(cases), description=description,
-                         tools=tuple(tools.values()), warnings=warnings)
+    return replace(compiled, warnings=warnings)
 
 
 def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools: dict[str, CompiledTool],
@@ -157,8 +284,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
                                checks=session.checks)
 
 
-def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite_expects: list,
-                  tools: dict[str, CompiledTool], suite_name: str, filename: str, base: Path) -> list[CompiledCase]:
+def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: str, base: Path
+                  ) -> list[CompiledCase]:
     examples = [s for s in case.body if isinstance(s, a.ExamplesStmt)]
     prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
     # A case's own shape problems are reported, and the case is compiled on: what else
@@ -170,7 +297,7 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
                                        help='add a line: prompt "what the agent is asked"'))
     for extra in prompts[1:]:
         session.problem(CompileProblem("a case has exactly one `prompt`", extra, code="E219"))
-    if not any(isinstance(s, a.ExpectStmt) for s in case.body) and not suite_expects:
+    if not any(isinstance(s, a.ExpectStmt) for s in case.body) and not prelude.expects:
         session.problem(CompileProblem("this case has no expectations", case, code="E220",
                                        help="add an `expect` line (or a suite-wide one above the first case)"))
     try:
@@ -187,7 +314,7 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     out = []
     for row, blame in rows:
         try:
-            compiled = _one_case(session, case, row, defaults, suite_expects, tools, suite_name, filename)
+            compiled = _one_case(session, case, row, prelude, filename)
         except CompileProblem as exc:
             session.problem(exc, blame)
             continue
@@ -196,9 +323,10 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     return out
 
 
-def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseSettings, suite_expects: list,
-              tools: dict[str, CompiledTool], suite_name: str, filename: str) -> CompiledCase | None:
-    settings, prompt, setup, expects = defaults, "", None, list(suite_expects)
+def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelude, filename: str
+              ) -> CompiledCase | None:
+    settings, prompt, setup, expects = prelude.defaults, "", None, list(prelude.expects)
+    tools = prelude.tools
     failed = False
     for stmt in case.body:
         try:
@@ -219,9 +347,9 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseS
     if failed:
         return None  # its problems are already reported
     line = case.span.line if case.span else 0
-    return CompiledCase(suite=suite_name, name=name, file=filename, line=line, prompt=prompt,
+    return CompiledCase(suite=prelude.name, name=name, file=filename, line=line, prompt=prompt,
                         settings=settings, expectations=tuple(expects), setup=setup,
-                        tools=tuple(tools.values()))
+                        tools=prelude.tool_tuple)
 
 
 
@@ -240,21 +368,7 @@ def _warn_templates(session: _Session, case: a.Case) -> None:
             help="add an `examples` table to fill it, or ignore this if the braces are meant"))
 
 
-def _check_unique_names(session: _Session, cases: list[CompiledCase], suite: a.Suite) -> None:
-    seen: dict[str, CompiledCase] = {}
-    for case in cases:
-        if case.name in seen:
-            span = next((c.span for c in suite.cases if c.span and c.span.line == case.line), None)
-            if seen[case.name].line == case.line:
-                hint = "two rows of this case's examples give it this name: put a column in the name"
-            else:
-                hint = f"another case of this name is at line {seen[case.name].line}"
-            session.diagnostics.append(error("E205", f"duplicate case name {case.name!r}", span, help=hint))
-        else:
-            seen[case.name] = case
-
-
-def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
+def _gather_tools(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
                   chain: tuple[Path, ...]) -> dict[str, CompiledTool]:
     tools: dict[str, CompiledTool] = {}
     where: dict[str, str] = {}
@@ -270,11 +384,11 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
             return
         tools[tool.name], where[tool.name] = tool, here
 
-    for stmt in suite.head:
+    for stmt in head:
         if isinstance(stmt, a.UseStmt):
             for tool in _use(session, stmt, base, chain):
                 add(tool, stmt.span)
-    for block in suite.tools:
+    for block in tool_blocks:
         try:
             add(compile_tool(block, filename, report=session.problem), block.span)
         except CompileProblem as exc:
@@ -307,7 +421,7 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     lib = session.parse_file(path, shown)
     result: list[CompiledTool] = []
     if lib is not None:
-        tools = _gather_tools(session, lib, shown, Path(shown).parent, chain + (path,))
+        tools = _gather_tools(session, lib.head, lib.tools, shown, Path(shown).parent, chain + (path,))
         result = list(tools.values())
     session.libraries[path] = result
     return result

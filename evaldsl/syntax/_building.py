@@ -134,13 +134,26 @@ def _node(name: str) -> Any:
 
 
 def _tree(name: str, *, statements: bool) -> Any:
-    """A `_rule` Lark inlines into its parent; for the statement list, whole statements' values."""
+    """A `_rule` Lark inlines into its parent; for the statement list, whole statements' values.
+
+    When the parse has a ``sink`` (`ToAst.sink`), each whole statement is handed to it as
+    soon as it is reduced into the statement list, and the list stays empty: what the
+    sink drops (a compiled case's AST) is freed before the next statement is read.
+    """
     def build(children: list) -> Tree:
+        meta = _PENDING[0]
         if statements:
             i = len(children) - 1
             while i >= 0 and type(children[i]) is Built:
-                children[i] = children[i].value  # positions of whole statements are no longer needed
                 i -= 1
-        tree = _PENDING[1] = Tree(name, children, _PENDING[0])
+            done = [c.value for c in children[i + 1:]]  # positions of whole statements are no longer needed
+            sink = BUILDER.current.sink
+            if sink is None:
+                children[i + 1:] = done
+            else:  # each whole statement goes on at once (to be grouped, even compiled) and is not kept here
+                del children[i + 1:]
+                for value in done:
+                    sink(value)
+        tree = _PENDING[1] = Tree(name, children, meta)
         return tree
     return build

@@ -96,6 +96,13 @@ class LineJoiner:
         self.continuations = Continuations(text)
         self.restart()
 
+    def save(self) -> tuple:
+        """The state of the parse in progress, for `load` after another parse ran inside it."""
+        return self.comments, self.continuations, self.depth, self.open
+
+    def load(self, state: tuple) -> None:
+        self.comments, self.continuations, self.depth, self.open = state
+
     def restart(self) -> None:
         """Forget the statement in progress: the next token starts a new one."""
         self.depth = 0
@@ -130,7 +137,8 @@ class LineJoiner:
             yield Token("_NL", "", end_pos=None)
 
 
-LOCK = threading.Lock()
+LOCK = threading.RLock()
+"""Held by a parse; re-entrant: a parse may start another one inside its `emit` (a `use` file)."""
 
 
 @lru_cache(maxsize=1)
