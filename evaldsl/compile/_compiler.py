@@ -7,7 +7,7 @@ directory, sorted by name; a malformed file fails the load and is named.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,18 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ._errors import CompileProblem
-from ._example_files import bad_path, shown_path
+from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import substitute, table_rows
 from ._expect import compile_expectation, lint
-from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
+from ._model import (
+    CaseSettings,
+    CompiledCase,
+    CompiledExpectation,
+    CompiledSuite,
+    CompiledTool,
+    LazyCases,
+    SuiteCases,
+)
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
 from ._values import to_python, to_text
@@ -235,12 +243,14 @@ class _Cases:
 
     def __init__(self, keep: bool) -> None:
         self.keep = keep
-        self.kept: list[CompiledCase] = []
+        self.parts: list[Sequence[CompiledCase]] = [[]]
         self.first_line: dict[str, int] = {}
         self.duplicates: list[Diagnostic] = []
 
     def add(self, case: a.Case, compiled: Iterable[CompiledCase]) -> None:
         span = case.span
+        lazy = isinstance(compiled, _FileCases)
+        kept = self.parts[-1]
         for one in compiled:
             first = self.first_line.get(one.name)
             if first is None:
@@ -252,13 +262,16 @@ class _Cases:
                     hint = f"another case of this name is at line {first}"
                 shown = span if span is not None and span.line == one.line else None
                 self.duplicates.append(error("E205", f"duplicate case name {one.name!r}", shown, help=hint))
-            if self.keep:
-                self.kept.append(one)
+            if self.keep and not lazy:
+                kept.append(one)  # type: ignore[attr-defined]
+        if self.keep and lazy:
+            self.parts += [compiled.lazy(), []]  # type: ignore[attr-defined]
 
     def suite(self, session: _Session, prelude: _Prelude, filename: str) -> CompiledSuite:
         session.diagnostics.extend(self.duplicates)
-        return CompiledSuite(name=prelude.name, file=filename, cases=tuple(self.kept),
-                             description=prelude.description, tools=tuple(prelude.tools.values()))
+        cases = tuple(self.parts[0]) if len(self.parts) == 1 else SuiteCases(self.parts)
+        return CompiledSuite(name=prelude.name, file=filename, cases=cases,
+                             description=prelude.description, tools=prelude.tool_tuple)
 
 
 def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
@@ -280,8 +293,10 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         session.problem(problem, stmt)
     if problems:
         raise problems[0]
-    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge,
-                               checks=session.checks)
+    # Shared: one compiled check per expectation text; not those filled from a row, which
+    # differ from row to row (keeping them all would keep every row of a file compiled).
+    checks = session.checks if node is stmt.expectation else None
+    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge, checks=checks)
 
 
 def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: str, base: Path
@@ -305,6 +320,7 @@ def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: 
             outside = session.outside_root(base / examples[0].source.value, examples[0].source, "examples file")
             if outside is not None:
                 raise outside
+            return _FileCases(session, case, file_rows(examples[0].source, base), examples[0], prelude, filename)
         rows = table_rows(examples[0], base, report=lambda p: session.problem(p, case)) if examples else [(None, case)]
     except CompileProblem as exc:
         session.problem(exc, case)
@@ -321,6 +337,58 @@ def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: 
         if compiled is not None:
             out.append(compiled)
     return out
+
+
+class _FileCases:
+    """The cases of an `examples from` file: one per row, each compiled (and checked) when iterated.
+
+    The compiler iterates them once, to report every row's problems and to
+    know their names; `lazy` is what the suite keeps: the same cases, made
+    again from their rows when the runner reads them.
+    """
+
+    def __init__(self, session: _Session, case: a.Case, rows: FileRows, blame: a.ExamplesStmt,
+                 prelude: _Prelude, filename: str) -> None:
+        self.session, self.case, self.rows, self.blame = session, case, rows, blame
+        self.prelude, self.filename = prelude, filename
+
+    def __iter__(self) -> Iterator[CompiledCase]:
+        session, case, prelude, filename = self.session, self.case, self.prelude, self.filename
+        for row in self.rows:
+            try:
+                compiled = _one_case(session, case, row, prelude, filename)
+            except CompileProblem as exc:
+                session.problem(exc, self.blame)
+                continue
+            if compiled is not None:
+                yield compiled
+
+    def lazy(self) -> LazyCases:
+        quiet = _Rebuild(self.session)
+        case, rows, prelude, filename = self.case, self.rows, self.prelude, self.filename
+
+        def build(i: int) -> CompiledCase:
+            compiled = _one_case(quiet, case, rows[i], prelude, filename)
+            if compiled is None:  # cannot happen: every row compiled when the suite was compiled
+                raise RuntimeError(f"row {i + 1} of {filename}'s examples no longer compiles; please report this")
+            return compiled
+
+        return LazyCases(len(rows), build)
+
+
+class _Rebuild(_Session):
+    """The session a row's case is made again in, after its suite compiled: it reports nothing
+    (every row's problems and warnings were reported then) and keeps nothing but shared checks."""
+
+    def __init__(self, session: _Session) -> None:
+        super().__init__(session.predicates)
+        self.checks = session.checks
+
+    def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
+        pass
+
+    def warn(self, warnings: list[Diagnostic]) -> None:
+        pass
 
 
 def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelude, filename: str
