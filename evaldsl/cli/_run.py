@@ -286,7 +286,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         meta.backend = "model"
     selected = sharded(selected, args, meta, previous)
     builder = ReportBuilder(flat, meta, previous)
-    todo = [c for c in selected if not builder.is_done(c)]
+    todo = selected if previous is None else [c for c in selected if not builder.is_done(c)]
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)

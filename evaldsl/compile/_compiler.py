@@ -17,7 +17,7 @@ from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
-from ._examples import substitute, table_rows
+from ._examples import holes, substitute, table_rows
 from ._expect import compile_expectation, lint
 from ._model import (
     CaseSettings,
@@ -45,6 +45,8 @@ class _Session:
         self.may_have_templates = True
         self.warned: set[Diagnostic] = set()
         self.checks: dict[str, Any] = {}  # compiled checks by their expectation's text, shared
+        self.holes: set[int] | None = None  # see `_examples.holes`: set while a file's rows are compiled
+        self.needs_judge: dict[int, bool] = {}  # by `expect` statement, once linted (only in `_Rebuild`)
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         shown_text = getattr(exc, "source_text", None)  # a problem inside an examples file
@@ -286,13 +288,15 @@ def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain
 
 def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools: dict[str, CompiledTool],
                  filename: str, *, from_suite: bool = False) -> CompiledExpectation:
-    node = stmt.expectation if row is None else substitute(stmt.expectation, row)
-    problems, warnings, needs_judge = lint(node, tools, session.predicates)
-    session.warn(warnings)
-    for problem in problems[1:]:
-        session.problem(problem, stmt)
-    if problems:
-        raise problems[0]
+    node = stmt.expectation if row is None else substitute(stmt.expectation, row, session.holes)
+    needs_judge = session.needs_judge.get(id(stmt))
+    if needs_judge is None:
+        problems, warnings, needs_judge = lint(node, tools, session.predicates)
+        session.warn(warnings)
+        for problem in problems[1:]:
+            session.problem(problem, stmt)
+        if problems:
+            raise problems[0]
     # Shared: one compiled check per expectation text; not those filled from a row, which
     # differ from row to row (keeping them all would keep every row of a file compiled).
     checks = session.checks if node is stmt.expectation else None
@@ -354,18 +358,25 @@ class _FileCases:
 
     def __iter__(self) -> Iterator[CompiledCase]:
         session, case, prelude, filename = self.session, self.case, self.prelude, self.filename
-        for row in self.rows:
-            try:
-                compiled = _one_case(session, case, row, prelude, filename)
-            except CompileProblem as exc:
-                session.problem(exc, self.blame)
-                continue
-            if compiled is not None:
-                yield compiled
+        session.holes = self.holes = holes(case)
+        try:
+            for row in self.rows:
+                try:
+                    compiled = _one_case(session, case, row, prelude, filename)
+                except CompileProblem as exc:
+                    session.problem(exc, self.blame)
+                    continue
+                if compiled is not None:
+                    yield compiled
+        finally:
+            session.holes = None
 
     def lazy(self) -> LazyCases:
-        quiet = _Rebuild(self.session)
+        quiet = _Rebuild(self.session, self.holes)
         case, rows, prelude, filename = self.case, self.rows, self.prelude, self.filename
+        for stmt in case.body:  # linted with every row already; whether it needs a judge is the same for each
+            if isinstance(stmt, a.ExpectStmt):
+                quiet.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
 
         def build(i: int) -> CompiledCase:
             compiled = _one_case(quiet, case, rows[i], prelude, filename)
@@ -380,9 +391,9 @@ class _Rebuild(_Session):
     """The session a row's case is made again in, after its suite compiled: it reports nothing
     (every row's problems and warnings were reported then) and keeps nothing but shared checks."""
 
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: _Session, holes: set[int] | None) -> None:
         super().__init__(session.predicates)
-        self.checks = session.checks
+        self.checks, self.holes = session.checks, holes
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         pass
@@ -399,11 +410,11 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
     for stmt in case.body:
         try:
             if isinstance(stmt, SETTING_TYPES):
-                settings = apply(settings, _fill(stmt, row))
+                settings = apply(settings, _fill(stmt, row, session.holes))
             elif isinstance(stmt, a.PromptStmt):
-                prompt = to_text(_fill(stmt.text, row))
+                prompt = to_text(_fill(stmt.text, row, session.holes))
             elif isinstance(stmt, a.SetupStmt):
-                setup = to_python(_fill(stmt.value, row))
+                setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
                 expects.append(_expectation(session, stmt, row, tools, filename))
         except CompileProblem as exc:
@@ -411,7 +422,7 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
             failed = True
     if row is not None:
         settings = apply_row_columns(settings, row)
-    name = to_text(_fill(case.name, row))
+    name = to_text(_fill(case.name, row, session.holes))
     if failed:
         return None  # its problems are already reported
     line = case.span.line if case.span else 0
@@ -422,8 +433,8 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
 
 
 
-def _fill(node: Any, row: dict | None) -> Any:
-    return node if row is None else substitute(node, row)
+def _fill(node: Any, row: dict | None, holes: set[int] | None = None) -> Any:
+    return node if row is None else substitute(node, row, holes)
 
 
 def _warn_templates(session: _Session, case: a.Case) -> None:

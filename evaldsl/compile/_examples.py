@@ -135,10 +135,45 @@ def _field_kinds(cls: type, field: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
-def substitute(node: Any, row: Row | None) -> Any:
-    """Return `node` with placeholders and templates filled from `row`."""
+def holes(node: Any) -> set[int]:
+    """The ids of the nodes (and tuples) of ``node`` that hold a `$name` or a `{{ }}` at or below them.
+
+    `substitute` given this set returns every other part as it is without
+    looking inside: a case compiled for each of many rows walks only the
+    parts that rows fill. The ids stay valid while ``node`` lives.
+    """
+    found: set[int] = set()
+
+    def visit(item: Any) -> bool:
+        if isinstance(item, tuple):
+            inner = [visit(x) for x in item]
+            hit = any(inner)
+        elif isinstance(item, a.Placeholder):
+            hit = True
+        elif isinstance(item, a.String):
+            hit = "{{" in item.value
+        elif isinstance(item, a.Node):
+            inner = [visit(getattr(item, f)) for f in type(item).model_fields if f not in ("span", "kind")]
+            hit = any(inner)
+        else:
+            return False
+        if hit:
+            found.add(id(item))
+        return hit
+
+    visit(node)
+    return found
+
+
+def substitute(node: Any, row: Row | None, holes: set[int] | None = None) -> Any:
+    """Return `node` with placeholders and templates filled from `row`.
+
+    ``holes`` (from `holes` of a node that holds this one) lets the parts without any be skipped.
+    """
+    if holes is not None and id(node) not in holes:
+        return node
     if isinstance(node, tuple):
-        new = tuple(substitute(x, row) for x in node)
+        new = tuple(substitute(x, row, holes) for x in node)
         return node if all(x is y for x, y in zip(new, node)) else new
     if isinstance(node, a.String):
         value = render(node.value, row, node)
@@ -159,10 +194,10 @@ def substitute(node: Any, row: Row | None) -> Any:
             new = _fill(child, row, _field_kinds(type(node), field))
         elif isinstance(child, tuple) and any(isinstance(x, a.Placeholder) for x in child):
             kinds = _field_kinds(type(node), field)
-            new = tuple(_fill(x, row, kinds) if isinstance(x, a.Placeholder) else substitute(x, row)
+            new = tuple(_fill(x, row, kinds) if isinstance(x, a.Placeholder) else substitute(x, row, holes)
                         for x in child)
         else:
-            new = substitute(child, row)
+            new = substitute(child, row, holes)
         if new is not child:
             changes[field] = new
     return node.model_copy(update=changes) if changes else node
