@@ -304,7 +304,7 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
 
 
 def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: str, base: Path
-                  ) -> list[CompiledCase]:
+                  ) -> Iterable[CompiledCase]:
     examples = [s for s in case.body if isinstance(s, a.ExamplesStmt)]
     prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
     # A case's own shape problems are reported, and the case is compiled on: what else

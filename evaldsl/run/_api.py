@@ -56,10 +56,9 @@ def flatten_cases(cases: CasesLike) -> Sequence[CompiledCase]:
     """
     if isinstance(cases, _Flat):
         return cases  # flattened already, repeats left out
-    if isinstance(cases, (CompiledSuite, CompiledCase, SuiteCases)):
-        cases = [cases]
+    items: Iterable[Any] = [cases] if isinstance(cases, (CompiledSuite, CompiledCase, SuiteCases)) else cases
     parts: list[Sequence[CompiledCase]] = []
-    for item in cases:
+    for item in items:
         if isinstance(item, CompiledSuite):
             parts.append(item.cases)
         elif isinstance(item, CompiledCase):

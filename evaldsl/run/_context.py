@@ -145,7 +145,8 @@ def unseen_settings(suites: Sequence[Any], who: str) -> list[str]:
     """
     out = []
     for suite in suites:
-        systems, canned_set = [], set()
+        systems: list[str] = []
+        canned_set: set[str] = set()
         for c in suite.cases:  # one pass: a suite's cases may be made as they are read (LazyCases)
             if c.settings.system:
                 systems.append(c.name)

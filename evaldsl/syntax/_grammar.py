@@ -89,6 +89,7 @@ class LineJoiner:
     always_accept = ("_NL", "COMMENT")
 
     def __init__(self) -> None:
+        self.open: list[Token] = []  # the brackets not closed yet, innermost last
         self.reset("")
 
     def reset(self, text: str) -> None:
@@ -106,7 +107,7 @@ class LineJoiner:
     def restart(self) -> None:
         """Forget the statement in progress: the next token starts a new one."""
         self.depth = 0
-        self.open: list[Token] = []  # the brackets not closed yet, innermost last
+        self.open = []
 
     def process(self, stream):  # type: ignore[no-untyped-def]
         last = None

@@ -46,6 +46,8 @@ class Grouper:
         self.tool: dict[str, Any] | None = None
         self.seen_case = False
         self.orphan_after: int | None = None  # line of a tool block between cases
+        self.case_body: list[Any] = []
+        self.tool_body: list[Any] = []
 
     def flush(self) -> None:
         if self.case is not None:
@@ -65,13 +67,13 @@ class Grouper:
         if isinstance(stmt, a.CaseStmt):
             self.flush()
             self.case = {"span": stmt.span, "name": stmt.name}
-            self.case_body: list[Any] = []
+            self.case_body = []
             self.seen_case, self.orphan_after = True, None
             return
         if isinstance(stmt, a.ToolStmt):
             self.flush()
             self.tool = {"span": stmt.span, "name": stmt.name, "description": stmt.description}
-            self.tool_body: list[Any] = []
+            self.tool_body = []
             if self.seen_case and stmt.span is not None:
                 self.orphan_after = stmt.span.line
             return
