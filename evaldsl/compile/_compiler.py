@@ -7,6 +7,7 @@ directory, sorted by name; a malformed file fails the load and is named.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,6 +34,10 @@ from ._tools import compile_tool
 from ._values import to_python, to_text
 
 
+CHECK_CACHE = 512
+"""How many compiled checks `check` keeps for reuse by expectations of the same text."""
+
+
 class _Session:
     """State of one compile: diagnostics, sources and the imported-file cache."""
 
@@ -45,6 +50,7 @@ class _Session:
         self.may_have_templates = True
         self.warned: set[Diagnostic] = set()
         self.checks: dict[str, Any] = {}  # compiled checks by their expectation's text, shared
+        self.checks_limit = sys.maxsize
         self.holes: set[int] | None = None  # see `_examples.holes`: set while a file's rows are compiled
         self.needs_judge: dict[int, bool] = {}  # by `expect` statement, once linted (only in `_Rebuild`)
 
@@ -161,6 +167,8 @@ def _compile_streaming(session: _Session, text: str, filename: str, base: Path, 
     session.sources[filename] = text
     session.may_have_templates = "{{" in text
     stream = _Stream(session, filename, base, chain, keep_cases)
+    if not keep_cases:
+        session.checks_limit = CHECK_CACHE
     suite, parse_diags = parse_items(text, filename, emit=stream.add)
     if any(d.severity == "error" for d in parse_diags):
         raise EvlError(parse_diags, {filename: text})
@@ -300,6 +308,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
     # Shared: one compiled check per expectation text; not those filled from a row, which
     # differ from row to row (keeping them all would keep every row of a file compiled).
     checks = session.checks if node is stmt.expectation else None
+    if checks is not None and len(checks) >= session.checks_limit:
+        checks.clear()  # `check` keeps no case: the shared checks are only a cache there, kept bounded
     return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge, checks=checks)
 
 
