@@ -15,7 +15,7 @@ from pathlib import Path
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
-from ._building import install
+from ._building import install, install_fast_state
 
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
@@ -157,6 +157,7 @@ def get_parser() -> tuple[Lark, LineJoiner]:
         postlex=joiner,
     )
     install(parser)
+    install_fast_state(parser)
     return parser, joiner
 
 
