@@ -177,14 +177,14 @@ def substitute(node: Any, row: Row | None, holes: set[int] | None = None) -> Any
         return node if all(x is y for x, y in zip(new, node)) else new
     if isinstance(node, a.String):
         value = render(node.value, row, node)
-        return node if value == node.value else node.model_copy(update={"value": value})
+        return node if value == node.value else a.replaced(node, value=value)
     if not isinstance(node, a.Node):
         return node
     if isinstance(node, a.EqualsPattern) and isinstance(node.value, a.Placeholder) and not node.ignore_case:
         filled = _fill(node.value, row, _field_kinds(a.EqualsPattern, "value"))
         if isinstance(filled, (a.ObjectValue, a.ArrayValue)):
             return as_pattern(filled)  # an object cell in a pattern matches by the subset rule
-        return node.model_copy(update={"value": filled})
+        return a.replaced(node, value=filled)
     changes = {}
     for field in type(node).model_fields:
         if field in ("span", "kind"):
@@ -200,7 +200,7 @@ def substitute(node: Any, row: Row | None, holes: set[int] | None = None) -> Any
             new = substitute(child, row, holes)
         if new is not child:
             changes[field] = new
-    return node.model_copy(update=changes) if changes else node
+    return a.replaced(node, **changes) if changes else node
 
 
 
@@ -228,13 +228,13 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
     if "number" in kinds and "string" not in kinds:
         if not isinstance(cell, a.Number):
             raise CompileProblem(f"`${ph.name}` must be a number here{_origin(row, ph.name)}", ph, code="E201")
-        return cell.model_copy(update={"span": span})
+        return a.replaced(cell, span=span)
     if "string" in kinds and "word" not in kinds and not isinstance(cell, a.String):
         return a.String.model_construct(span=span, value=cell_text(cell), long=False)
     if isinstance(cell, a.Word) and cell.value in KEYWORDS:
         # a word cell `any` is the string "any"; as a word it would read as the any-pattern in labels
         return a.String.model_construct(span=span, value=cell.value, long=False)
-    return cell.model_copy(update={"span": span})
+    return a.replaced(cell, span=span)
 
 
 def _origin(row: Row, name: str) -> str:
