@@ -261,7 +261,10 @@ class _Cases:
         span = case.span
         lazy = isinstance(compiled, _FileCases)
         kept = self.parts[-1]
+        names: list[str] = []
         for one in compiled:
+            if lazy:
+                names.append(one.name)
             first = self.first_line.get(one.name)
             if first is None:
                 self.first_line[one.name] = one.line
@@ -275,7 +278,7 @@ class _Cases:
             if self.keep and not lazy:
                 kept.append(one)  # type: ignore[attr-defined]
         if self.keep and lazy:
-            self.parts += [compiled.lazy(), []]  # type: ignore[attr-defined]
+            self.parts += [compiled.lazy(names), []]  # type: ignore[attr-defined]
 
     def suite(self, session: _Session, prelude: _Prelude, filename: str) -> CompiledSuite:
         session.diagnostics.extend(self.duplicates)
@@ -381,7 +384,8 @@ class _FileCases:
         finally:
             session.holes = None
 
-    def lazy(self) -> LazyCases:
+    def lazy(self, names: list[str]) -> LazyCases:
+        """The cases made again from their rows when read; ``names``: theirs, in order, as compiled."""
         quiet = _Rebuild(self.session, self.holes)
         case, rows, prelude, filename = self.case, self.rows, self.prelude, self.filename
         for stmt in case.body:  # linted with every row already; whether it needs a judge is the same for each
@@ -394,7 +398,26 @@ class _FileCases:
                 raise RuntimeError(f"row {i + 1} of {filename}'s examples no longer compiles; please report this")
             return compiled
 
-        return LazyCases(len(rows), build)
+        return LazyCases(len(rows), build, _Keys(filename, names))
+
+
+class _Keys(Sequence[tuple[str, str]]):
+    """(file, name) of each row's case: the name of each, one file for all."""
+
+    def __init__(self, file: str, names: list[str]) -> None:
+        self.file, self.names = file, names
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [(self.file, n) for n in self.names[i]]
+        return self.file, self.names[i]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        file = self.file
+        return ((file, n) for n in self.names)
 
 
 class _Rebuild(_Session):

@@ -8,7 +8,7 @@ an agent is run or how results are reported.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, Protocol, overload
@@ -184,8 +184,15 @@ class LazyCases(Sequence[CompiledCase]):
     cases (not the same object): key cases by id or name, not by ``id()``.
     """
 
-    def __init__(self, count: int, build: Callable[[int], CompiledCase]) -> None:
-        self._count, self._build = count, build
+    def __init__(self, count: int, build: Callable[[int], CompiledCase],
+                 keys: Sequence[tuple[str, str]] | None = None) -> None:
+        self._count, self._build, self._keys = count, build, keys
+
+    def keys(self) -> Iterator[tuple[str, str]]:
+        """Each case's (file, name), in order, without making the cases when they are known."""
+        if self._keys is not None:
+            return iter(self._keys)
+        return ((c.file, c.name) for c in self)
 
     def __len__(self) -> int:
         return self._count
@@ -210,6 +217,14 @@ class LazyCases(Sequence[CompiledCase]):
 
     def __repr__(self) -> str:
         return f"<{self._count} cases made from examples rows when asked for>"
+
+
+def case_keys(cases: Iterable[CompiledCase]) -> Iterator[tuple[str, str]]:
+    """Each case's (file, name), in order; for `LazyCases` and `SuiteCases`, without making them."""
+    keys = getattr(cases, "keys", None)
+    if isinstance(cases, (LazyCases, SuiteCases)) and keys is not None:
+        return keys()  # type: ignore[no-any-return]
+    return ((c.file, c.name) for c in cases)
 
 
 class SuiteCases(Sequence[CompiledCase]):
@@ -239,6 +254,11 @@ class SuiteCases(Sequence[CompiledCase]):
     def __iter__(self) -> Iterator[CompiledCase]:
         for part in self._parts:
             yield from part
+
+    def keys(self) -> Iterator[tuple[str, str]]:
+        """Each case's (file, name), in order (see `case_keys`)."""
+        for part in self._parts:
+            yield from case_keys(part)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (SuiteCases, tuple, list)):

@@ -35,7 +35,7 @@ from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
-from ..compile._model import CompiledCase, CompiledSuite, JudgeFn, PredicateFn, SuiteCases
+from ..compile._model import CompiledCase, CompiledSuite, JudgeFn, PredicateFn, SuiteCases, case_keys
 from ._builder import ReportBuilder, git_commit, suite_files
 from ._protocols import Subject, agent_subject, harness_subject, subject_for
 from ._record import CaseResult, EvalReport, RunMeta
@@ -70,28 +70,42 @@ def flatten_cases(cases: CasesLike) -> Sequence[CompiledCase]:
     if all(isinstance(p, (tuple, list)) for p in parts):
         return unique_cases(c for p in parts for c in p)
     flat = _Flat(parts)
-    kept = unique_cases(flat, positions=True)
+    kept = _unique_positions(case_keys(flat))
     return flat if len(kept) == len(flat) else [flat[i] for i in kept]
+
+
+def _unique_positions(keys: Iterable[tuple[str, str]]) -> list[int]:
+    """`unique_cases` over (file, name) pairs: the positions of the first of each case."""
+    resolved: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    out: list[int] = []
+    for i, (raw, name) in enumerate(keys):
+        file = resolved.get(raw)
+        if file is None:
+            file = resolved[raw] = os.path.normcase(os.path.realpath(raw))
+        if (file, name) not in seen:
+            seen.add((file, name))
+            out.append(i)
+    return out
 
 
 class _Flat(SuiteCases):
     """What `flatten_cases` returns when cases are made as they are read: already without repeats."""
 
 
-def unique_cases(cases: Iterable[CompiledCase], *, positions: bool = False) -> list[Any]:
-    """The cases without repeats of one case (same resolved file, same name), first kept, in order
-    (with ``positions``: their positions in ``cases`` instead)."""
+def unique_cases(cases: Iterable[CompiledCase]) -> list[CompiledCase]:
+    """The cases without repeats of one case (same resolved file, same name), first kept, in order."""
     resolved: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
-    out: list[Any] = []
-    for i, case in enumerate(cases):
+    out: list[CompiledCase] = []
+    for case in cases:
         file = resolved.get(case.file)
         if file is None:
             file = resolved[case.file] = os.path.normcase(os.path.realpath(case.file))
         key = (file, case.name)
         if key not in seen:
             seen.add(key)
-            out.append(i if positions else case)
+            out.append(case)
     return out
 
 

@@ -19,7 +19,7 @@ from _mutate import mutants, seeds  # noqa: E402
 
 import evaldsl
 from evaldsl.compile._compiler import check_suite, compile_suite
-from evaldsl.compile._model import LazyCases, SuiteCases
+from evaldsl.compile._model import LazyCases, SuiteCases, case_keys
 from evaldsl.run._api import flatten_cases, run_suite
 from evaldsl.run._shard import Shard, shard_cases, suite_version
 from evaldsl.syntax._diagnostics import EvlError
@@ -152,6 +152,7 @@ def test_rows_of_a_file_are_made_when_read(tmp_path: Path) -> None:
     assert suite.cases[5].name == "row 4" and suite.cases[-1].name == "row 29"
     assert [c.name for c in suite.cases[1:4]] == ["row 0", "row 1", "row 2"]
     assert suite.cases[7] is not suite.cases[7]  # made again at each read, never kept
+    assert list(case_keys(suite.cases)) == [(c.file, c.name) for c in suite.cases]  # known without making them
     assert suite.cases[7].prompt == suite.cases[7].prompt == "What is 6 + 2?"
     with pytest.raises(IndexError):
         suite.cases[31]
