@@ -16,6 +16,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
+from ..syntax._unparse import unparse
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import holes, substitute, table_rows
@@ -51,6 +52,7 @@ class _Session:
         self.warned: set[Diagnostic] = set()
         self.checks: dict[str, Any] = {}  # compiled checks by their expectation's text, shared
         self.checks_limit = sys.maxsize
+        self.linted: dict[str, bool] = {}  # expectation text -> needs a judge, for texts that linted clean
         self.holes: set[int] | None = None  # see `_examples.holes`: set while a file's rows are compiled
         self.needs_judge: dict[int, bool] = {}  # by `expect` statement, once linted (only in `_Rebuild`)
 
@@ -300,7 +302,14 @@ def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain
 def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools: dict[str, CompiledTool],
                  filename: str, *, from_suite: bool = False) -> CompiledExpectation:
     node = stmt.expectation if row is None else substitute(stmt.expectation, row, session.holes)
+    # Shared: one compiled check per expectation text; not those filled from a row, which
+    # differ from row to row (keeping them all would keep every row of a file compiled).
+    checks = session.checks if node is stmt.expectation else None
+    label = None
     needs_judge = session.needs_judge.get(id(stmt))
+    if needs_judge is None and checks is not None:
+        label = unparse(node)
+        needs_judge = session.linted.get(label)  # this text linted clean before: so it is again
     if needs_judge is None:
         problems, warnings, needs_judge = lint(node, tools, session.predicates)
         session.warn(warnings)
@@ -308,12 +317,13 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
             session.problem(problem, stmt)
         if problems:
             raise problems[0]
-    # Shared: one compiled check per expectation text; not those filled from a row, which
-    # differ from row to row (keeping them all would keep every row of a file compiled).
-    checks = session.checks if node is stmt.expectation else None
+        if label is not None and not warnings:
+            session.linted[label] = needs_judge
     if checks is not None and len(checks) >= session.checks_limit:
         checks.clear()  # `check` keeps no case: the shared checks are only a cache there, kept bounded
-    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge, checks=checks)
+        session.linted.clear()
+    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge, checks=checks,
+                               label=label)
 
 
 def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: str, base: Path

@@ -233,3 +233,16 @@ def test_lazy_cases_as_a_plain_sequence() -> None:
     both = SuiteCases([[1, 2], lazy, [], [3]])  # type: ignore[list-item]
     assert len(both) == 8 and list(both) == [1, 2, 0, 10, 20, 30, 40, 3]
     assert both[2] == 0 and both[-1] == 3 and both[6] == 40
+
+
+def test_an_expectation_text_seen_again_is_linted_again_when_it_warned() -> None:
+    head = 'tool lookup "Look up"\n  param q: string "query"\n'
+    case = 'case "c{i}"\n  prompt "p"\n  expect called lookup with <qq: "x">\n  expect called lookup\n'
+    text = head + "".join(case.format(i=i) for i in range(3))
+    suite = evaldsl.compile(text, filename="w.evl")
+    lines = sorted(d.span.line for d in suite.warnings if d.code == "W302")
+    assert lines == [5, 9, 13]  # each occurrence warned where it stands, not only the first
+    assert _key(list(suite.warnings)) == _key(_two_step(text, "w.evl")[1])
+    with pytest.raises(EvlError) as info:  # and an error, each time too
+        evaldsl.compile(text.replace("expect called lookup\n", "expect called serach\n"), filename="w.evl")
+    assert [d.span.line for d in info.value.errors] == [6, 10, 14]
