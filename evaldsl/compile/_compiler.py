@@ -3,6 +3,11 @@
 `compile_suite` gathers every problem of a file before it fails once with an
 `EvlError` (DESIGN rule 6). `load` compiles a file or every `*.evl` of a
 directory, sorted by name; a malformed file fails the load and is named.
+
+Memory does not grow with a file's cases beyond what is kept of them: text
+is compiled as it is parsed, a case at a time (`_compile_streaming`), and
+an `examples from` file's cases are made from their rows when read
+(`_FileCases`, `LazyCases`). `check_suite` keeps no compiled case at all.
 """
 
 from __future__ import annotations
