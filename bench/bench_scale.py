@@ -17,6 +17,7 @@ Each line is one fresh process: wall, CPU (user + system) and peak RSS.
 
     python bench/bench_scale.py                         # the default sizes
     python bench/bench_scale.py --skip examples --cases 1000 10000
+    python bench/bench_scale.py --skip examples,run --repeat 3   # best of 3 processes a line
 """
 
 from __future__ import annotations
@@ -51,11 +52,20 @@ def _row(name: str, size: int, result: dict, note: str = "") -> str:
 HEADER = f"  {'':<34} {'size':>7} {'wall s':>8} {'CPU s':>8} {'RSS MB':>7}"
 
 
+REPEAT = [1]
+
+
 def _run(command: list[str], work: Path) -> dict:
-    result = measure(command, cwd=work, env=_env())
-    if result["rc"] not in (0, 1):
-        print(result["output"].decode(errors="replace")[-2000:])
-    return result
+    """The best (least CPU) of ``--repeat`` fresh processes: the machine is shared."""
+    best = None
+    for _ in range(REPEAT[0]):
+        result = measure(command, cwd=work, env=_env())
+        if result["rc"] not in (0, 1):
+            print(result["output"].decode(errors="replace")[-2000:])
+        if best is None or result["cpu"] < best["cpu"]:
+            best = result
+    assert best is not None
+    return best
 
 
 def check_vs_yaml(work: Path) -> None:
@@ -91,10 +101,10 @@ def examples(work: Path, sizes: list[int]) -> None:
             "  expect final number is $total\n"
             '  examples from "rows.jsonl"\n', encoding="utf-8")
         check = _run([*EVALDSL, "check", "rows.evl"], folder)
-        print(_row("check", rows, check))
+        print(_row("check", rows, check, f"{check['cpu'] / rows * 1e6:.0f} us CPU a row"))
         run = _run([*EVALDSL, "run", "--agent", f"{AGENTS}:InstantAsync", "rows.evl",
                     "--json", "rec.json", "-q"], folder)
-        print(_row("run --json (async agent)", rows, run))
+        print(_row("run --json (async agent)", rows, run, f"{run['cpu'] / rows * 1e6:.0f} us CPU a row"))
 
 
 def runs(work: Path, sizes: list[int]) -> None:
@@ -117,7 +127,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     parser.add_argument("--cases", type=int, nargs="*", default=[10_000, 20_000])
     parser.add_argument("--skip", default="", help="comma list of: check, examples, run")
+    parser.add_argument("--repeat", type=int, default=1, help="processes per line; the least CPU is shown")
     args = parser.parse_args()
+    REPEAT[0] = max(1, args.repeat)
     skip = set(filter(None, args.skip.split(",")))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}\n")

@@ -135,7 +135,7 @@ def _blind_subject(args: argparse.Namespace) -> str | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..compile._compiler import compile_suite, read_source
+    from ..compile._compiler import check_suite, read_source
     from ..syntax._diagnostics import EvlError
 
     try:
@@ -155,7 +155,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for file in files:
         try:
             text = read_source(file)  # read once: the warnings are shown with it too
-            suite = compile_suite(text, str(file), predicates=predicates, root=args.root)
+            suite = check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind))
             diagnostics, sources = list(suite.warnings), {str(file): text}
             if blind:
                 from ..run._context import unseen_settings

@@ -36,6 +36,7 @@ import argparse
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -136,7 +137,7 @@ class _Plan:
     """What a run will do, decided before anything runs."""
 
     subject: Any
-    todo: list[Any]
+    todo: Sequence[Any]
     builder: Any
     writer: Any
     models: Any = None
@@ -285,7 +286,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         meta.backend = "model"
     selected = sharded(selected, args, meta, previous)
     builder = ReportBuilder(flat, meta, previous)
-    todo = [c for c in selected if not builder.is_done(c)]
+    todo = selected if previous is None else [c for c in selected if not builder.is_done(c)]
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)
@@ -295,7 +296,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     return _Plan(subject, todo, builder, writer, models, executor(args) if todo else None)
 
 
-def _meta(args: argparse.Namespace, subject: Any, flat: list[Any], previous: Any, last_failed: bool) -> Any:
+def _meta(args: argparse.Namespace, subject: Any, flat: Sequence[Any], previous: Any, last_failed: bool) -> Any:
     """The record's metadata: the command line, the agent's name, the selection, the start time."""
     from ..run._api import fill_meta
     from ..run._record import RunMeta
@@ -474,7 +475,7 @@ def _previous(args: argparse.Namespace, subject: Any) -> Any:
     return previous
 
 
-def _keep_last_failed(selected: list[Any]) -> tuple[list[Any], bool]:
+def _keep_last_failed(selected: Sequence[Any]) -> tuple[Sequence[Any], bool]:
     """The selected cases that failed when they last ran; all of them (and False) when none did."""
     from ..report._json import RecordError
     from ..report._lastfailed import case_ref, read_lastfailed
@@ -496,7 +497,7 @@ def _keep_last_failed(selected: list[Any]) -> tuple[list[Any], bool]:
     return kept, True
 
 
-def _select(flat: list[Any], args: argparse.Namespace) -> list[Any]:
+def _select(flat: Sequence[Any], args: argparse.Namespace) -> Sequence[Any]:
     from ..run._select import SelectionError, select_cases
 
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ._run import _Usage
@@ -23,7 +24,7 @@ def shard_type(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--shard {text!r}: ")) from None
 
 
-def sharded(selected: list[Any], args: argparse.Namespace, meta: Any, previous: Any) -> list[Any]:
+def sharded(selected: Sequence[Any], args: argparse.Namespace, meta: Any, previous: Any) -> Sequence[Any]:
     """This shard's slice of the selected cases (all of them without ``--shard``).
 
     An empty slice is a note, not an error (exit 0: a CI matrix wider than

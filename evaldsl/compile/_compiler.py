@@ -3,24 +3,40 @@
 `compile_suite` gathers every problem of a file before it fails once with an
 `EvlError` (DESIGN rule 6). `load` compiles a file or every `*.evl` of a
 directory, sorted by name; a malformed file fails the load and is named.
+
+Memory does not grow with a file's cases beyond what is kept of them: text
+is compiled as it is parsed, a case at a time (`_compile_streaming`), and
+an `examples from` file's cases are made from their rows when read
+(`_FileCases`, `LazyCases`). `check_suite` keeps no compiled case at all.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Union
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
-from ..syntax._parser import gc_paused, parse_with_diagnostics
+from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
+from ..syntax._unparse import unparse
 from ._errors import CompileProblem
-from ._example_files import bad_path, shown_path
-from ._examples import substitute, table_rows, unknown_columns
+from ._example_files import FileRows, bad_path, file_rows, shown_path
+from ._examples import holes, substitute, table_rows, unknown_columns
 from ._expect import compile_expectation, lint
-from ._model import CaseSettings, CompiledCase, CompiledExpectation, CompiledSuite, CompiledTool
+from ._model import (
+    CaseSettings,
+    CompiledCase,
+    CompiledExpectation,
+    CompiledSuite,
+    CompiledTool,
+    LazyCases,
+    SuiteCases,
+)
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
 from ._values import to_python, to_text
@@ -28,6 +44,9 @@ from ._values import to_python, to_text
 
 Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
 """Texts standing in for `use` files on disk, by path (`compile(sources=...)`)."""
+
+CHECK_CACHE = 512
+"""How many compiled checks `check` keeps for reuse by expectations of the same text."""
 
 
 class _Session:
@@ -45,6 +64,10 @@ class _Session:
         self.may_have_templates = True
         self.warned: set[Diagnostic] = set()
         self.checks: dict[str, Any] = {}  # compiled checks by their expectation's text, shared
+        self.checks_limit = sys.maxsize
+        self.linted: dict[str, bool] = {}  # expectation text -> needs a judge, for texts that linted clean
+        self.holes: set[int] | None = None  # see `_examples.holes`: set while a file's rows are compiled
+        self.needs_judge: dict[int, bool] = {}  # by `expect` statement, once linted (only in `_Rebuild`)
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         shown_text = getattr(exc, "source_text", None)  # a problem inside an examples file
@@ -110,32 +133,124 @@ def compile_suite(
         return _compile_source(source, filename, predicates, base_dir, root, sources)
 
 
+def check_suite(text: str, filename: str, *, predicates: Mapping[str, Any] | None = None,
+                root: str | Path | None = None, keep_cases: bool = False) -> CompiledSuite:
+    """`compile_suite` for `evaldsl check`: every diagnostic, but (unless ``keep_cases``) a suite
+    without its cases, which are dropped as soon as each is compiled: memory does not grow with them."""
+    with gc_paused():
+        return _compile_source(text, filename, predicates, None, root, keep_cases=keep_cases)
+
+
 def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
                     base_dir: str | Path | None, root: str | Path | None = None,
-                    sources: Sources | None = None) -> CompiledSuite:
+                    sources: Sources | None = None, keep_cases: bool = True) -> CompiledSuite:
+    base = Path(base_dir) if base_dir is not None else Path(filename).parent
+    top = (base / Path(filename).name).resolve()
     session = _Session(predicates, root, sources)
     if isinstance(source, str):
+        try:
+            return _compile_streaming(session, source, filename, base, (top,), keep_cases)
+        except _ToolAfterCase:
+            session = _Session(predicates, root, sources)  # compiled again, from the whole file's AST
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
         suite, diags = parse_with_diagnostics(source, filename)
         session.diagnostics.extend(diags)
     else:
         suite = source
-    base = Path(base_dir) if base_dir is not None else Path(filename).parent
     compiled = None
     if not any(d.severity == "error" for d in session.diagnostics):
-        top = (base / Path(filename).name).resolve()
         compiled = _compile(session, suite, filename, base, chain=(top,))
     if compiled is None or any(d.severity == "error" for d in session.diagnostics):
         raise EvlError(session.diagnostics, session.sources)
     return compiled
 
 
-def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
-    tools = _gather_tools(session, suite, filename, base, chain)
+class _ToolAfterCase(Exception):
+    """A `tool` block below a case: the cases above it were compiled without it; start again."""
+
+
+def _compile_streaming(session: _Session, text: str, filename: str, base: Path, chain: tuple[Path, ...],
+                       keep_cases: bool) -> CompiledSuite:
+    """Compile each case as soon as the parser has grouped it, and drop its AST.
+
+    The file's head (settings, `use`, tools, suite-wide `expect`) comes before
+    its first case, so each case can be compiled as it is read: no AST of the
+    whole file is ever held, and with ``keep_cases=False`` (`evaldsl check`)
+    no compiled case either. The diagnostics are those of `_compile` over the
+    whole AST, in the same order: the parse's first, and the compiler's only
+    when the parse found no error (as when the file is compiled after parsing).
+    """
+    session.sources[filename] = text
+    session.may_have_templates = "{{" in text
+    stream = _Stream(session, filename, base, chain, keep_cases)
+    if not keep_cases:
+        session.checks_limit = CHECK_CACHE
+    suite, parse_diags = parse_items(text, filename, emit=stream.add)
+    if any(d.severity == "error" for d in parse_diags):
+        raise EvlError(parse_diags, {filename: text})
+    compiled = stream.finish()
+    session.diagnostics[:0] = parse_diags
+    if any(d.severity == "error" for d in session.diagnostics):
+        raise EvlError(session.diagnostics, session.sources)
+    warnings = tuple(d for d in session.diagnostics if d.severity == "warning")
+    return replace(compiled, warnings=warnings)
+
+
+class _Stream:
+    """The items of a file as the parser gives them: head first, then each case compiled at once."""
+
+    def __init__(self, session: _Session, filename: str, base: Path, chain: tuple[Path, ...], keep: bool) -> None:
+        self.session, self.filename, self.base, self.chain = session, filename, base, chain
+        self.head: list[Any] = []
+        self.tool_blocks: list[a.Tool] = []
+        self.prelude: _Prelude | None = None
+        self.cases = _Cases(keep)
+
+    def add(self, item: Any) -> None:
+        if isinstance(item, a.Case):
+            if self.prelude is None:
+                self.prelude = _prelude(self.session, self.head, self.tool_blocks, self.filename, self.base, self.chain)
+            self.cases.add(item, _compile_case(self.session, item, self.prelude, self.filename, self.base))
+        elif isinstance(item, a.Tool):
+            if self.prelude is not None:
+                raise _ToolAfterCase
+            self.tool_blocks.append(item)
+        else:
+            self.head.append(item)
+
+    def finish(self) -> CompiledSuite:
+        if self.prelude is None:
+            self.prelude = _prelude(self.session, self.head, self.tool_blocks, self.filename, self.base, self.chain)
+        return self.cases.suite(self.session, self.prelude, self.filename)
+
+
+@dataclass
+class _Prelude:
+    """What every case of a file is compiled with: the head's settings, tools and suite-wide expectations."""
+
+    tools: dict[str, CompiledTool]
+    defaults: CaseSettings
+    name: str
+    description: str | None
+    expects: list[CompiledExpectation]
+
+    @property
+    def tool_tuple(self) -> tuple[CompiledTool, ...]:
+        """The tools, one tuple that every case of the file shares."""
+        if self._tool_tuple is None:
+            self._tool_tuple = tuple(self.tools.values())
+        return self._tool_tuple
+
+    _tool_tuple: tuple[CompiledTool, ...] | None = None
+
+
+def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
+             chain: tuple[Path, ...]) -> _Prelude:
+    tools = _gather_tools(session, head, tool_blocks, filename, base, chain)
     defaults, name, description = CaseSettings(), Path(filename).stem, None
     suite_expects: list[CompiledExpectation] = []
-    for stmt in suite.head:
+    for stmt in head:
         try:
             if isinstance(stmt, a.SuiteStmt):
                 name = to_text(stmt.name)
@@ -147,30 +262,87 @@ def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain
                 suite_expects.append(_expectation(session, stmt, None, tools, filename, from_suite=True))
         except CompileProblem as exc:
             session.problem(exc, stmt)
-    cases: list[CompiledCase] = []
+    return _Prelude(tools, defaults, name, description, suite_expects)
+
+
+class _Cases:
+    """A file's compiled cases (kept or not) and what the checks across cases need: each name's first line."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.parts: list[Sequence[CompiledCase]] = [[]]
+        self.first_line: dict[str, int] = {}
+        self.duplicates: list[Diagnostic] = []
+
+    def add(self, case: a.Case, compiled: Iterable[CompiledCase]) -> None:
+        span = case.span
+        lazy = isinstance(compiled, _FileCases)
+        kept = self.parts[-1]
+        names: list[str] = []
+        for one in compiled:
+            if lazy:
+                names.append(one.name)
+            first = self.first_line.get(one.name)
+            if first is None:
+                self.first_line[one.name] = one.line
+            else:
+                if first == one.line:
+                    hint = "two rows of this case's examples give it this name: put a column in the name"
+                else:
+                    hint = f"another case of this name is at line {first}"
+                shown = span if span is not None and span.line == one.line else None
+                self.duplicates.append(error("E205", f"duplicate case name {one.name!r}", shown, help=hint))
+            if self.keep and not lazy:
+                kept.append(one)  # type: ignore[attr-defined]
+        if self.keep and lazy:
+            self.parts += [compiled.lazy(names), []]  # type: ignore[attr-defined]
+
+    def suite(self, session: _Session, prelude: _Prelude, filename: str) -> CompiledSuite:
+        session.diagnostics.extend(self.duplicates)
+        cases = tuple(self.parts[0]) if len(self.parts) == 1 else SuiteCases(self.parts)
+        return CompiledSuite(name=prelude.name, file=filename, cases=cases,
+                             description=prelude.description, tools=prelude.tool_tuple)
+
+
+def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
+    prelude = _prelude(session, suite.head, suite.tools, filename, base, chain)
+    cases = _Cases(keep=True)
     for case in suite.cases:
-        cases.extend(_compile_case(session, case, defaults, suite_expects, tools, name, filename, base))
-    _check_unique_names(session, cases, suite)
+        cases.add(case, _compile_case(session, case, prelude, filename, base))
+    compiled = cases.suite(session, prelude, filename)
     warnings = tuple(d for d in session.diagnostics if d.severity == "warning")
-    return CompiledSuite(name=name, file=filename, cases=tuple(cases), description=description,
-                         tools=tuple(tools.values()), warnings=warnings)
+    return replace(compiled, warnings=warnings)
 
 
 def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools: dict[str, CompiledTool],
                  filename: str, *, from_suite: bool = False) -> CompiledExpectation:
-    node = stmt.expectation if row is None else substitute(stmt.expectation, row)
-    problems, warnings, needs_judge = lint(node, tools, session.predicates)
-    session.warn(warnings)
-    for problem in problems[1:]:
-        session.problem(problem, stmt)
-    if problems:
-        raise problems[0]
-    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge,
-                               checks=session.checks)
+    node = stmt.expectation if row is None else substitute(stmt.expectation, row, session.holes)
+    # Shared: one compiled check per expectation text; not those filled from a row, which
+    # differ from row to row (keeping them all would keep every row of a file compiled).
+    checks = session.checks if node is stmt.expectation else None
+    label = None
+    needs_judge = session.needs_judge.get(id(stmt))
+    if needs_judge is None and checks is not None:
+        label = unparse(node)
+        needs_judge = session.linted.get(label)  # this text linted clean before: so it is again
+    if needs_judge is None:
+        problems, warnings, needs_judge = lint(node, tools, session.predicates)
+        session.warn(warnings)
+        for problem in problems[1:]:
+            session.problem(problem, stmt)
+        if problems:
+            raise problems[0]
+        if label is not None and not warnings:
+            session.linted[label] = needs_judge
+    if checks is not None and len(checks) >= session.checks_limit:
+        checks.clear()  # `check` keeps no case: the shared checks are only a cache there, kept bounded
+        session.linted.clear()
+    return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge, checks=checks,
+                               label=label)
 
 
-def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite_expects: list,
-                  tools: dict[str, CompiledTool], suite_name: str, filename: str, base: Path) -> list[CompiledCase]:
+def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: str, base: Path
+                  ) -> Iterable[CompiledCase]:
     examples = [s for s in case.body if isinstance(s, a.ExamplesStmt)]
     prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
     # A case's own shape problems are reported, and the case is compiled on: what else
@@ -182,7 +354,7 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
                                        help='add a line: prompt "what the agent is asked"'))
     for extra in prompts[1:]:
         session.problem(CompileProblem("a case has exactly one `prompt`", extra, code="E219"))
-    if not any(isinstance(s, a.ExpectStmt) for s in case.body) and not suite_expects:
+    if not any(isinstance(s, a.ExpectStmt) for s in case.body) and not prelude.expects:
         session.problem(CompileProblem("this case has no expectations", case, code="E220",
                                        help="add an `expect` line (or a suite-wide one above the first case)"))
     try:
@@ -190,6 +362,7 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
             outside = session.outside_root(base / examples[0].source.value, examples[0].source, "examples file")
             if outside is not None:
                 raise outside
+            return _FileCases(session, case, file_rows(examples[0].source, base), examples[0], prelude, filename)
         rows = table_rows(examples[0], base, report=lambda p: session.problem(p, case)) if examples else [(None, case)]
     except CompileProblem as exc:
         session.problem(exc, case)
@@ -202,7 +375,7 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     out = []
     for row, blame in rows:
         try:
-            compiled = _one_case(session, case, row, defaults, suite_expects, tools, suite_name, filename)
+            compiled = _one_case(session, case, row, prelude, filename)
         except CompileProblem as exc:
             session.problem(exc, blame)
             continue
@@ -211,18 +384,98 @@ def _compile_case(session: _Session, case: a.Case, defaults: CaseSettings, suite
     return out
 
 
-def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseSettings, suite_expects: list,
-              tools: dict[str, CompiledTool], suite_name: str, filename: str) -> CompiledCase | None:
-    settings, prompt, setup, expects = defaults, "", None, list(suite_expects)
+class _FileCases:
+    """The cases of an `examples from` file: one per row, each compiled (and checked) when iterated.
+
+    The compiler iterates them once, to report every row's problems and to
+    know their names; `lazy` is what the suite keeps: the same cases, made
+    again from their rows when the runner reads them.
+    """
+
+    def __init__(self, session: _Session, case: a.Case, rows: FileRows, blame: a.ExamplesStmt,
+                 prelude: _Prelude, filename: str) -> None:
+        self.session, self.case, self.rows, self.blame = session, case, rows, blame
+        self.prelude, self.filename = prelude, filename
+
+    def __iter__(self) -> Iterator[CompiledCase]:
+        session, case, prelude, filename = self.session, self.case, self.prelude, self.filename
+        session.holes = self.holes = holes(case)
+        try:
+            for row in self.rows:
+                try:
+                    compiled = _one_case(session, case, row, prelude, filename)
+                except CompileProblem as exc:
+                    session.problem(exc, self.blame)
+                    continue
+                if compiled is not None:
+                    yield compiled
+        finally:
+            session.holes = None
+
+    def lazy(self, names: list[str]) -> LazyCases:
+        """The cases made again from their rows when read; ``names``: theirs, in order, as compiled."""
+        quiet = _Rebuild(self.session, self.holes)
+        case, rows, prelude, filename = self.case, self.rows, self.prelude, self.filename
+        for stmt in case.body:  # linted with every row already; whether it needs a judge is the same for each
+            if isinstance(stmt, a.ExpectStmt):
+                quiet.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
+
+        def build(i: int) -> CompiledCase:
+            compiled = _one_case(quiet, case, rows[i], prelude, filename)
+            if compiled is None:  # cannot happen: every row compiled when the suite was compiled
+                raise RuntimeError(f"row {i + 1} of {filename}'s examples no longer compiles; please report this")
+            return compiled
+
+        return LazyCases(len(rows), build, _Keys(filename, names))
+
+
+class _Keys(Sequence[tuple[str, str]]):
+    """(file, name) of each row's case: the name of each, one file for all."""
+
+    def __init__(self, file: str, names: list[str]) -> None:
+        self.file, self.names = file, names
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [(self.file, n) for n in self.names[i]]
+        return self.file, self.names[i]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        file = self.file
+        return ((file, n) for n in self.names)
+
+
+class _Rebuild(_Session):
+    """The session a row's case is made again in, after its suite compiled: it reports nothing
+    (every row's problems and warnings were reported then) and keeps nothing but shared checks."""
+
+    def __init__(self, session: _Session, holes: set[int] | None) -> None:
+        super().__init__(session.predicates)
+        self.checks, self.holes = session.checks, holes
+
+    def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
+        pass
+
+    def warn(self, warnings: list[Diagnostic]) -> None:
+        pass
+
+
+def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelude, filename: str
+              ) -> CompiledCase | None:
+    settings, prompt, setup, expects = prelude.defaults, "", None, list(prelude.expects)
+    tools = prelude.tools
     failed = False
     for stmt in case.body:
         try:
             if isinstance(stmt, SETTING_TYPES):
-                settings = apply(settings, _fill(stmt, row))
+                settings = apply(settings, _fill(stmt, row, session.holes))
             elif isinstance(stmt, a.PromptStmt):
-                prompt = to_text(_fill(stmt.text, row))
+                prompt = to_text(_fill(stmt.text, row, session.holes))
             elif isinstance(stmt, a.SetupStmt):
-                setup = to_python(_fill(stmt.value, row))
+                setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
                 expects.append(_expectation(session, stmt, row, tools, filename))
         except CompileProblem as exc:
@@ -230,19 +483,19 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, defaults: CaseS
             failed = True
     if row is not None:
         settings = apply_row_columns(settings, row)
-    name = to_text(_fill(case.name, row))
+    name = to_text(_fill(case.name, row, session.holes))
     if failed:
         return None  # its problems are already reported
     line = case.span.line if case.span else 0
-    return CompiledCase(suite=suite_name, name=name, file=filename, line=line, prompt=prompt,
+    return CompiledCase(suite=prelude.name, name=name, file=filename, line=line, prompt=prompt,
                         settings=settings, expectations=tuple(expects), setup=setup,
-                        tools=tuple(tools.values()))
+                        tools=prelude.tool_tuple)
 
 
 
 
-def _fill(node: Any, row: dict | None) -> Any:
-    return node if row is None else substitute(node, row)
+def _fill(node: Any, row: dict | None, holes: set[int] | None = None) -> Any:
+    return node if row is None else substitute(node, row, holes)
 
 
 def _warn_templates(session: _Session, case: a.Case) -> None:
@@ -255,21 +508,7 @@ def _warn_templates(session: _Session, case: a.Case) -> None:
             help="add an `examples` table to fill it, or ignore this if the braces are meant"))
 
 
-def _check_unique_names(session: _Session, cases: list[CompiledCase], suite: a.Suite) -> None:
-    seen: dict[str, CompiledCase] = {}
-    for case in cases:
-        if case.name in seen:
-            span = next((c.span for c in suite.cases if c.span and c.span.line == case.line), None)
-            if seen[case.name].line == case.line:
-                hint = "two rows of this case's examples give it this name: put a column in the name"
-            else:
-                hint = f"another case of this name is at line {seen[case.name].line}"
-            session.diagnostics.append(error("E205", f"duplicate case name {case.name!r}", span, help=hint))
-        else:
-            seen[case.name] = case
-
-
-def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
+def _gather_tools(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
                   chain: tuple[Path, ...]) -> dict[str, CompiledTool]:
     tools: dict[str, CompiledTool] = {}
     where: dict[str, str] = {}
@@ -285,11 +524,11 @@ def _gather_tools(session: _Session, suite: a.Suite, filename: str, base: Path,
             return
         tools[tool.name], where[tool.name] = tool, here
 
-    for stmt in suite.head:
+    for stmt in head:
         if isinstance(stmt, a.UseStmt):
             for tool in _use(session, stmt, base, chain):
                 add(tool, stmt.span)
-    for block in suite.tools:
+    for block in tool_blocks:
         try:
             add(compile_tool(block, filename, report=session.problem), block.span)
         except CompileProblem as exc:
@@ -326,7 +565,7 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     lib = session.parse_file(path, shown)
     result: list[CompiledTool] = []
     if lib is not None:
-        tools = _gather_tools(session, lib, shown, Path(shown).parent, chain + (path,))
+        tools = _gather_tools(session, lib.head, lib.tools, shown, Path(shown).parent, chain + (path,))
         result = list(tools.values())
     session.libraries[path] = result
     return result

@@ -16,7 +16,8 @@ import json
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from ..syntax import _ast as a
 from ._errors import CompileProblem
@@ -72,23 +73,84 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _json_records(text: str, suffix: str, data: _DataFile) -> Any:
+def _json_records(text: str, suffix: str, data: _DataFile, source: a.String) -> list[Any]:
+    """The records of a .json file (parsed), or the lines of a .jsonl file (each checked to parse).
+
+    The lines of a .jsonl file are kept as text and parsed again when their row
+    is wanted: a line's text takes a fraction of the memory of its values.
+    """
     if suffix == ".json":
         try:
-            return json.loads(text, parse_constant=_no_constants)
+            records = json.loads(text, parse_constant=_no_constants)
         except ValueError as exc:
             line, col, what = _json_error(exc, text)
             raise data.problem(f"examples file does not parse: {what}", line, col) from None
-    records = []
+        except RecursionError:
+            raise _too_deep(source) from None
+        if _depth(records) > MAX_NESTING + 1:  # + 1: the list of records itself
+            raise _too_deep(source)
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records) or not records:
+            raise _not_objects(source)
+        return records
+    lines, too_deep, not_objects = [], False, False
     for number, line_text in enumerate(text.split("\n"), start=1):
         if not line_text.strip():
             continue
         try:
-            records.append(json.loads(line_text, parse_constant=_no_constants))
+            record = json.loads(line_text, parse_constant=_no_constants)
         except ValueError as exc:
             _, col, what = _json_error(exc, line_text)
             raise data.problem(f"examples file does not parse: {what}", number, col) from None
-    return records
+        except RecursionError:
+            raise _too_deep(source) from None
+        too_deep = too_deep or _depth(record) > MAX_NESTING
+        not_objects = not_objects or not isinstance(record, dict)
+        lines.append(line_text)
+    if too_deep:
+        raise _too_deep(source)
+    if not_objects or not lines:
+        raise _not_objects(source)
+    return lines
+
+
+def _too_deep(source: a.String) -> CompileProblem:
+    return CompileProblem(f"examples file {source.value} nests arrays or objects deeper than {MAX_NESTING} levels",
+                          source, code="E215")
+
+
+def _not_objects(source: a.String) -> CompileProblem:
+    return CompileProblem(f"examples file {source.value} must hold one or more objects", source, code="E215")
+
+
+class FileRows(Sequence[Row]):
+    """The rows of an examples file, read and checked once; each row's values are made when it is wanted.
+
+    What is kept per row is its text (a .jsonl line), its cells (.csv) or its
+    parsed record (.json), so a file of 100,000 rows costs little until its
+    rows are used, one at a time.
+    """
+
+    def __init__(self, records: list[Any], make: Callable[[int, Any], Row]) -> None:
+        self._records, self._make = records, make
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, i: int) -> Row: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Row]: ...
+    def __getitem__(self, i: int | slice) -> Row | list[Row]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self._records)
+        return self._make(i, self._records[i])
+
+    def __iter__(self) -> Iterator[Row]:
+        make = self._make
+        for i, record in enumerate(self._records):
+            yield make(i, record)
 
 
 class _At:
@@ -130,7 +192,8 @@ def bad_path(value: str) -> str | None:
     return None
 
 
-def file_rows(source: a.String, base_dir: Path) -> list[Row]:
+def file_rows(source: a.String, base_dir: Path) -> FileRows:
+    """The rows of an `examples from` file; every problem of the file itself is a `CompileProblem`."""
     why = bad_path(source.value)
     if why is not None:
         raise CompileProblem(f"cannot read examples file {shown_path(source.value)}: {why}", source, code="E215")
@@ -152,29 +215,25 @@ def file_rows(source: a.String, base_dir: Path) -> list[Row]:
     if suffix not in (".json", ".jsonl"):
         raise CompileProblem(f"examples file must be .csv, .jsonl or .json, not {suffix or 'no suffix'}",
                              source, code="E215")
-    try:
-        records = _json_records(text, suffix, data)
-    except RecursionError:
-        records = None  # nested far too deep for the JSON reader: refused below like any too-deep file
-    if records is None or _depth(records) > MAX_NESTING + 1:  # + 1: the list of records itself
-        raise CompileProblem(f"examples file {source.value} nests arrays or objects deeper than {MAX_NESTING} levels",
-                             source, code="E215")
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records) or not records:
-        raise CompileProblem(f"examples file {source.value} must hold one or more objects", source, code="E215")
-    rows: list[Row] = []
-    for number, rec in enumerate(records, start=1):
-        row = FileRow((k, from_python(v, source.span)) for k, v in rec.items())
-        row.where = f"{source.value} record {number}"
-        rows.append(row)
-    return rows
+    records = _json_records(text, suffix, data, source)
+    span = source.span
+
+    def make(i: int, record: Any) -> Row:
+        if isinstance(record, str):
+            record = json.loads(record, parse_constant=_no_constants)  # a .jsonl line, checked when read
+        row = FileRow((k, from_python(v, span)) for k, v in record.items())
+        row.where = f"{source.value} record {i + 1}"
+        return row
+
+    return FileRows(records, make)
 
 
-def _csv_rows(text: str, source: a.String, data: _DataFile) -> list[Row]:
+def _csv_rows(text: str, source: a.String, data: _DataFile) -> FileRows:
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if not header:
         raise CompileProblem(f"examples file {source.value} has no header row", source, code="E215")
-    rows: list[Row] = []
+    records: list[tuple[int, list[str]]] = []
     start = reader.line_num + 1
     for record in reader:
         first, start = start, reader.line_num + 1  # a quoted cell may span lines: the record's first line
@@ -184,12 +243,18 @@ def _csv_rows(text: str, source: a.String, data: _DataFile) -> list[Row]:
             width = len(text.split("\n", first)[first - 1]) if first <= text.count("\n") + 1 else 1
             raise data.problem(f"this row has {cells(len(record))}, the header has {cells(len(header))}",
                                first, 1, width)
-        row = FileRow((k, _csv_cell(v, source.span)) for k, v in zip(header, record))
-        row.where = f"{source.value}:{first}"
-        rows.append(row)
-    if not rows:
+        records.append((first, record))
+    if not records:
         raise CompileProblem(f"examples file {source.value} has no rows", source, code="E215")
-    return rows
+    span = source.span
+
+    def make(i: int, item: tuple[int, list[str]]) -> Row:
+        first, record = item
+        row = FileRow((k, _csv_cell(v, span)) for k, v in zip(header, record))
+        row.where = f"{source.value}:{first}"
+        return row
+
+    return FileRows(records, make)
 
 
 def _csv_cell(text: str, span: a.Span | None) -> Any:

@@ -156,21 +156,56 @@ def _field_kinds(cls: type, field: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
-def substitute(node: Any, row: Row | None) -> Any:
-    """Return `node` with placeholders and templates filled from `row`."""
+def holes(node: Any) -> set[int]:
+    """The ids of the nodes (and tuples) of ``node`` that hold a `$name` or a `{{ }}` at or below them.
+
+    `substitute` given this set returns every other part as it is without
+    looking inside: a case compiled for each of many rows walks only the
+    parts that rows fill. The ids stay valid while ``node`` lives.
+    """
+    found: set[int] = set()
+
+    def visit(item: Any) -> bool:
+        if isinstance(item, tuple):
+            inner = [visit(x) for x in item]
+            hit = any(inner)
+        elif isinstance(item, a.Placeholder):
+            hit = True
+        elif isinstance(item, a.String):
+            hit = "{{" in item.value
+        elif isinstance(item, a.Node):
+            inner = [visit(getattr(item, f)) for f in type(item).model_fields if f not in ("span", "kind")]
+            hit = any(inner)
+        else:
+            return False
+        if hit:
+            found.add(id(item))
+        return hit
+
+    visit(node)
+    return found
+
+
+def substitute(node: Any, row: Row | None, holes: set[int] | None = None) -> Any:
+    """Return `node` with placeholders and templates filled from `row`.
+
+    ``holes`` (from `holes` of a node that holds this one) lets the parts without any be skipped.
+    """
+    if holes is not None and id(node) not in holes:
+        return node
     if isinstance(node, tuple):
-        new = tuple(substitute(x, row) for x in node)
+        new = tuple(substitute(x, row, holes) for x in node)
         return node if all(x is y for x, y in zip(new, node)) else new
     if isinstance(node, a.String):
         value = render(node.value, row, node)
-        return node if value == node.value else node.model_copy(update={"value": value})
+        return node if value == node.value else a.replaced(node, value=value)
     if not isinstance(node, a.Node):
         return node
     if isinstance(node, a.EqualsPattern) and isinstance(node.value, a.Placeholder) and not node.ignore_case:
         filled = _fill(node.value, row, _field_kinds(a.EqualsPattern, "value"))
         if isinstance(filled, (a.ObjectValue, a.ArrayValue)):
             return as_pattern(filled)  # an object cell in a pattern matches by the subset rule
-        return node.model_copy(update={"value": filled})
+        return a.replaced(node, value=filled)
     changes = {}
     for field in type(node).model_fields:
         if field in ("span", "kind"):
@@ -180,13 +215,13 @@ def substitute(node: Any, row: Row | None) -> Any:
             new = _fill(child, row, _field_kinds(type(node), field))
         elif isinstance(child, tuple) and any(isinstance(x, a.Placeholder) for x in child):
             kinds = _field_kinds(type(node), field)
-            new = tuple(_fill(x, row, kinds) if isinstance(x, a.Placeholder) else substitute(x, row)
+            new = tuple(_fill(x, row, kinds) if isinstance(x, a.Placeholder) else substitute(x, row, holes)
                         for x in child)
         else:
-            new = substitute(child, row)
+            new = substitute(child, row, holes)
         if new is not child:
             changes[field] = new
-    return node.model_copy(update=changes) if changes else node
+    return a.replaced(node, **changes) if changes else node
 
 
 
@@ -214,13 +249,13 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
     if "number" in kinds and "string" not in kinds:
         if not isinstance(cell, a.Number):
             raise CompileProblem(f"`${ph.name}` must be a number here{_origin(row, ph.name)}", ph, code="E201")
-        return cell.model_copy(update={"span": span})
+        return a.replaced(cell, span=span)
     if "string" in kinds and "word" not in kinds and not isinstance(cell, a.String):
         return a.String.model_construct(span=span, value=cell_text(cell), long=False)
     if isinstance(cell, a.Word) and cell.value in KEYWORDS:
         # a word cell `any` is the string "any"; as a word it would read as the any-pattern in labels
         return a.String.model_construct(span=span, value=cell.value, long=False)
-    return cell.model_copy(update={"span": span})
+    return a.replaced(cell, span=span)
 
 
 def _origin(row: Row, name: str) -> str:

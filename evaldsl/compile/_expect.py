@@ -98,7 +98,7 @@ def _any_of(checks: list[Check]) -> Check:
 
 def compile_expectation(
     node: a.Expectation, filename: str, *, from_suite: bool = False, needs_judge: bool | None = None,
-    checks: dict[str, Check] | None = None,
+    checks: dict[str, Check] | None = None, label: str | None = None,
 ) -> CompiledExpectation:
     """Compile one expectation with its fallbacks.
 
@@ -106,7 +106,7 @@ def compile_expectation(
     of the same canonical text: what a check does depends on its text alone,
     and a suite of many similar cases then holds each distinct one once.
     """
-    label = unparse(node)
+    label = unparse(node) if label is None else label  # (the caller may have it already)
     check = checks.get(label) if checks is not None else None
     if check is None:
         check = _check(node)

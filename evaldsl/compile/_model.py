@@ -7,9 +7,11 @@ an agent is run or how results are reported.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from bisect import bisect_right
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from itertools import accumulate
+from typing import Any, Protocol, overload
 
 from ..artifacts import RunArtifacts
 
@@ -173,13 +175,111 @@ class CompiledCase:
         return any(e.needs_judge for e in self.expectations)
 
 
+class LazyCases(Sequence[CompiledCase]):
+    """Cases made one at a time when asked for (the rows of an `examples from` file), never kept.
+
+    ``len`` is free; ``cases[i]`` and iteration build each case anew from its
+    row and the case's compiled template, so a file of 100,000 rows costs its
+    rows' text, not 100,000 compiled cases. Two reads of one row give equal
+    cases (not the same object): key cases by id or name, not by ``id()``.
+    """
+
+    def __init__(self, count: int, build: Callable[[int], CompiledCase],
+                 keys: Sequence[tuple[str, str]] | None = None) -> None:
+        self._count, self._build, self._keys = count, build, keys
+
+    def keys(self) -> Iterator[tuple[str, str]]:
+        """Each case's (file, name), in order, without making the cases when they are known."""
+        if self._keys is not None:
+            return iter(self._keys)
+        return ((c.file, c.name) for c in self)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> CompiledCase: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[CompiledCase]: ...
+    def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
+        if isinstance(i, slice):
+            return [self._build(j) for j in range(*i.indices(self._count))]
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError("case index out of range")
+        return self._build(i)
+
+    def __iter__(self) -> Iterator[CompiledCase]:
+        build = self._build
+        for i in range(self._count):
+            yield build(i)
+
+    def __repr__(self) -> str:
+        return f"<{self._count} cases made from examples rows when asked for>"
+
+
+def case_keys(cases: Iterable[CompiledCase]) -> Iterator[tuple[str, str]]:
+    """Each case's (file, name), in order; for `LazyCases` and `SuiteCases`, without making them."""
+    keys = getattr(cases, "keys", None)
+    if isinstance(cases, (LazyCases, SuiteCases)) and keys is not None:
+        return keys()  # type: ignore[no-any-return]
+    return ((c.file, c.name) for c in cases)
+
+
+class SuiteCases(Sequence[CompiledCase]):
+    """A suite's cases when some of them are `LazyCases`: the parts one after another, in order."""
+
+    def __init__(self, parts: list[Sequence[CompiledCase]]) -> None:
+        self._parts = [p for p in parts if len(p)]
+        self._starts = list(accumulate((len(p) for p in self._parts), initial=0))
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    @overload
+    def __getitem__(self, i: int) -> CompiledCase: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[CompiledCase]: ...
+    def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("case index out of range")
+        part = bisect_right(self._starts, i) - 1
+        return self._parts[part][i - self._starts[part]]
+
+    def __iter__(self) -> Iterator[CompiledCase]:
+        for part in self._parts:
+            yield from part
+
+    def keys(self) -> Iterator[tuple[str, str]]:
+        """Each case's (file, name), in order (see `case_keys`)."""
+        for part in self._parts:
+            yield from case_keys(part)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (SuiteCases, tuple, list)):
+            return len(self) == len(other) and all(x == y for x, y in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} cases, {sum(isinstance(p, LazyCases) for p in self._parts)} part(s) made when asked for>"
+
+
 @dataclass(frozen=True)
 class CompiledSuite:
     """One compiled .evl file."""
 
     name: str
     file: str
-    cases: tuple[CompiledCase, ...]
+    cases: Sequence[CompiledCase]
+    """A tuple; a `SuiteCases` (a sequence whose `examples from` rows are made when read) when the
+    suite reads examples from a file."""
     description: str | None = None
     tools: tuple[CompiledTool, ...] = ()
     warnings: tuple[Any, ...] = ()

@@ -35,7 +35,7 @@ from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
-from ..compile._model import CompiledCase, CompiledSuite, JudgeFn, PredicateFn
+from ..compile._model import CompiledCase, CompiledSuite, JudgeFn, PredicateFn, SuiteCases, case_keys
 from ._builder import ReportBuilder, git_commit, suite_files
 from ._protocols import Subject, agent_subject, harness_subject, subject_for
 from ._record import CaseResult, EvalReport, RunMeta
@@ -47,19 +47,50 @@ CasesLike = Union[CompiledSuite, CompiledCase, Iterable[Union[CompiledSuite, Com
 T = TypeVar("T")
 
 
-def flatten_cases(cases: CasesLike) -> list[CompiledCase]:
-    """The cases of suites and/or cases, in order."""
-    if isinstance(cases, (CompiledSuite, CompiledCase)):
-        cases = [cases]
-    flat: list[CompiledCase] = []
-    for item in cases:
+def flatten_cases(cases: CasesLike) -> Sequence[CompiledCase]:
+    """The cases of suites and/or cases, in order.
+
+    A list, unless a suite's cases are made when read (`LazyCases`, the rows
+    of an `examples from` file): then a sequence of the same cases that
+    makes them when read too, so that no run holds them all.
+    """
+    if isinstance(cases, _Flat):
+        return cases  # flattened already, repeats left out
+    items: Iterable[Any] = [cases] if isinstance(cases, (CompiledSuite, CompiledCase, SuiteCases)) else cases
+    parts: list[Sequence[CompiledCase]] = []
+    for item in items:
         if isinstance(item, CompiledSuite):
-            flat.extend(item.cases)
+            parts.append(item.cases)
         elif isinstance(item, CompiledCase):
-            flat.append(item)
+            parts.append([item])
+        elif isinstance(item, SuiteCases):
+            parts.append(item)
         else:
             raise TypeError(f"expected CompiledSuite or CompiledCase, got {type(item).__name__}")
-    return unique_cases(flat)
+    if all(isinstance(p, (tuple, list)) for p in parts):
+        return unique_cases(c for p in parts for c in p)
+    flat = _Flat(parts)
+    kept = _unique_positions(case_keys(flat))
+    return flat if len(kept) == len(flat) else [flat[i] for i in kept]
+
+
+def _unique_positions(keys: Iterable[tuple[str, str]]) -> list[int]:
+    """`unique_cases` over (file, name) pairs: the positions of the first of each case."""
+    resolved: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    out: list[int] = []
+    for i, (raw, name) in enumerate(keys):
+        file = resolved.get(raw)
+        if file is None:
+            file = resolved[raw] = os.path.normcase(os.path.realpath(raw))
+        if (file, name) not in seen:
+            seen.add((file, name))
+            out.append(i)
+    return out
+
+
+class _Flat(SuiteCases):
+    """What `flatten_cases` returns when cases are made as they are read: already without repeats."""
 
 
 def unique_cases(cases: Iterable[CompiledCase]) -> list[CompiledCase]:
@@ -201,20 +232,26 @@ def fill_meta(
 
     given = meta.model_fields_set if meta is not None else set()
     out = meta.model_copy() if meta is not None else RunMeta()
-    files = suite_files(cases)
+    found: list[list[str]] = []
+
+    def files() -> list[str]:
+        if not found:
+            found.append(suite_files(cases))
+        return found[0]
+
     defaults: dict[str, Any] = {
-        "evaldsl_version": __version__,
-        "agent": subject.name,
-        "backend": subject.kind,
-        "suites": files,
-        "git_commit": git_commit(files[0]) if files and Path(files[0]).exists() else None,
-        "concurrency": concurrency,
-        "selection": selection,
-        "suite_version": suite_version(cases),
+        "evaldsl_version": lambda: __version__,
+        "agent": lambda: subject.name,
+        "backend": lambda: subject.kind,
+        "suites": lambda: files(),
+        "git_commit": lambda: git_commit(files()[0]) if files() and Path(files()[0]).exists() else None,
+        "concurrency": lambda: concurrency,
+        "selection": lambda: selection,
+        "suite_version": lambda: suite_version(cases),
     }
-    for name, value in defaults.items():
+    for name, value in defaults.items():  # each only when not given: a pass over lazily made cases costs
         if name not in given:
-            setattr(out, name, value)
+            setattr(out, name, value())
     return out
 
 

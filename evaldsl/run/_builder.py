@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..compile._model import CompiledCase
+from ..compile._model import CompiledCase, case_keys
 from ._record import CaseResult, EvalReport, RunMeta
 from ._select import case_key
 from ._stats import summarize
@@ -41,8 +41,8 @@ class ReportBuilder:
     ) -> None:
         self._order: list[Key] = []
         seen: set[Key] = set()
-        for case in cases:
-            key = case_key(case.file, case.name)
+        for file, name in case_keys(cases):  # (of cases made when read: without making them)
+            key = case_key(file, name)
             if key not in seen:
                 seen.add(key)
                 self._order.append(key)
@@ -89,7 +89,7 @@ def now() -> datetime:
 
 def suite_files(cases: Iterable[CompiledCase]) -> list[str]:
     """The distinct files of the cases, in order of first appearance."""
-    return list(dict.fromkeys(c.file for c in cases))
+    return list(dict.fromkeys(file for file, _ in case_keys(cases)))
 
 
 def git_commit(path: str | os.PathLike[str]) -> str | None:

@@ -145,8 +145,13 @@ def unseen_settings(suites: Sequence[Any], who: str) -> list[str]:
     """
     out = []
     for suite in suites:
-        systems = [c.name for c in suite.cases if c.settings.system]
-        canned = sorted({t.name for c in suite.cases for t in c.tools if t.answers})
+        systems: list[str] = []
+        canned_set: set[str] = set()
+        for c in suite.cases:  # one pass: a suite's cases may be made as they are read (LazyCases)
+            if c.settings.system:
+                systems.append(c.name)
+            canned_set.update(t.name for t in c.tools if t.answers)
+        canned = sorted(canned_set)
         unseen = []
         if systems:
             shown = ", ".join(repr(n) for n in systems[:3]) + (", ..." if len(systems) > 3 else "")

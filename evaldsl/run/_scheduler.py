@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
-from ..compile._model import CompiledCase, JudgeFn, PredicateFn
+from ..compile._model import CompiledCase, JudgeFn, LazyCases, PredicateFn, SuiteCases
 from ..compile._regex import serve_matches
 from ._control import LoopClock, WorkerTask, stop_task, stray_cancel, withdraw_stray_cancel
 from ._execute import execute_run
@@ -89,13 +89,24 @@ async def schedule(
         if exitfirst and result.status in ("failed", "error"):
             raise _Stop
 
-    for i, case in enumerate(cases):
-        if case.settings.skip is not None:
-            finish(i, case_result(case, ()))
-        else:
-            slots[i] = _Slot(case)
+    lazy = isinstance(cases, (LazyCases, SuiteCases))
+    if not lazy:
+        for i, case in enumerate(cases):
+            if case.settings.skip is not None:
+                finish(i, case_result(case, ()))
+            else:
+                slots[i] = _Slot(case)
 
     def units() -> Iterator[tuple[int, int]]:
+        if lazy:  # cases made when read (examples rows): each made as a worker reaches it, dropped when done
+            for i, case in enumerate(cases):
+                if case.settings.skip is not None:
+                    finish(i, case_result(case, ()))
+                    continue
+                slot = slots[i] = _Slot(case)
+                for r in range(len(slot.runs)):
+                    yield i, r
+            return
         for i, slot in slots.items():
             for r in range(len(slot.runs)):
                 yield i, r
@@ -119,9 +130,12 @@ async def schedule(
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
+                if lazy:
+                    del slots[i]
                 finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
 
-    total_units = sum(len(s.runs) for s in slots.values())
+    total_units = concurrency if lazy else sum(len(s.runs) for s in slots.values())
+
     def busy(seconds: float) -> None:  # a worker thread's match held the loop: other runs get the time back
         clock.busy += seconds
 

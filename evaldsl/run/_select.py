@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..compile._model import CompiledCase
+from ..compile._model import CompiledCase, LazyCases, SuiteCases
 from ._record import EvalReport
 
 _TOKEN = re.compile(
@@ -192,6 +192,8 @@ def select_cases(
     Raises:
         SelectionError: when an expression cannot be parsed.
     """
+    if not (keyword or markers or tags or last_failed is not None) and isinstance(cases, (SuiteCases, LazyCases)):
+        return cases  # type: ignore[return-value]  # all of them, still made when read (see LazyCases)
     chosen = list(cases)
     if keyword:
         k_expr = parse_expression(keyword, option="-k")

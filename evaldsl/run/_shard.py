@@ -110,9 +110,10 @@ def shard_cases(cases: Sequence[CompiledCase], shard: Shard, all_files: Iterable
         all_files: every loaded file (`RunMeta.suites`): the common root is theirs,
             so a selection that leaves a folder out does not move the root.
     """
-    ordered = sharding_order(cases, lambda c: c.file, all_files)
-    mine = {id(c) for p, c in enumerate(ordered) if p % shard.count == shard.index - 1}
-    return [c for c in cases if id(c) in mine]
+    files = [c.file for c in cases]  # by position: cases made when read are new objects at each read
+    ordered = sharding_order(range(len(files)), files.__getitem__, all_files)
+    mine = {i for p, i in enumerate(ordered) if p % shard.count == shard.index - 1}
+    return [c for i, c in enumerate(cases) if i in mine]
 
 
 def suite_version(cases: Iterable[CompiledCase]) -> str:
@@ -123,17 +124,19 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     parameters). Not covered: the behaviour behind a custom predicate or a
     tool's canned answers written in Python.
     """
-    cases = list(cases)
-    keys = file_keys(c.file for c in cases)
-    tools: dict[int, str] = {}  # a suite's cases share one tuple of tools: describe it once
-    entries = []
+    tools: dict[int, tuple[Any, str]] = {}  # a suite's cases share one tuple of tools: describe it once
+    described_cases = []  # one pass: the cases may be made as they are read (LazyCases)
     for case in cases:
-        described = tools.get(id(case.tools))
-        if described is None:
-            described = tools[id(case.tools)] = repr([(t.name, t.parameters) for t in case.tools])
+        held = tools.get(id(case.tools))
+        if held is None or held[0] is not case.tools:
+            held = tools[id(case.tools)] = (case.tools, repr([(t.name, t.parameters) for t in case.tools]))
+        described = held[1]
         labels = [e.label for e in case.expectations]
         # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper
-        entries.append(repr(("/".join(keys[case.file]), case.name, case.prompt, case.settings, case.setup,
-                             labels, described)))
+        described_cases.append((case.file, repr((case.name, case.prompt, case.settings, case.setup,
+                                                 labels, described))))
+    keys = file_keys(file for file, _ in described_cases)
+    # repr((key, *rest)) written out: "(" + repr(key) + ", " + what follows the "(" of repr(rest)
+    entries = [f"({'/'.join(keys[file])!r}, {rest[1:]}" for file, rest in described_cases]
     entries.sort()  # the order files were named in is not part of the suite
     return "sha256:" + hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -40,6 +40,21 @@ def make(cls: type[_M], **fields: Any) -> _M:
     return obj
 
 
+def replaced(node: _M, **changes: Any) -> _M:
+    """``node.model_copy(update=changes)``, fast: a case filled from each of many rows makes many."""
+    obj = object.__new__(type(node))
+    values = dict(node.__dict__)
+    values.update(changes)
+    _set(obj, "__dict__", values)
+    given = node.__pydantic_fields_set__
+    if not given.issuperset(changes):
+        given = given | set(changes)
+    _set(obj, "__pydantic_fields_set__", given)  # shared when unchanged: nodes are frozen (see _FIELDS_SET)
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
 _set = object.__setattr__
 _FIELDS_SET: dict[tuple, set[str]] = {}
 """One fields-set per class and given fields, shared by its nodes (a set each

@@ -21,6 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 
 class Pos:
@@ -134,13 +138,99 @@ def _node(name: str) -> Any:
 
 
 def _tree(name: str, *, statements: bool) -> Any:
-    """A `_rule` Lark inlines into its parent; for the statement list, whole statements' values."""
+    """A `_rule` Lark inlines into its parent; for the statement list, whole statements' values.
+
+    When the parse has a ``sink`` (`ToAst.sink`), each whole statement is handed to it as
+    soon as it is reduced into the statement list, and the list stays empty: what the
+    sink drops (a compiled case's AST) is freed before the next statement is read.
+    """
     def build(children: list) -> Tree:
+        meta = _PENDING[0]
         if statements:
             i = len(children) - 1
             while i >= 0 and type(children[i]) is Built:
-                children[i] = children[i].value  # positions of whole statements are no longer needed
                 i -= 1
-        tree = _PENDING[1] = Tree(name, children, _PENDING[0])
+            done = [c.value for c in children[i + 1:]]  # positions of whole statements are no longer needed
+            sink = BUILDER.current.sink
+            if sink is None:
+                children[i + 1:] = done
+            else:  # each whole statement goes on at once (to be grouped, even compiled) and is not kept here
+                del children[i + 1:]
+                for value in done:
+                    sink(value)
+        tree = _PENDING[1] = Tree(name, children, meta)
         return tree
     return build
+
+
+class _FastState(ParserState):
+    """Lark's LALR parser state with a leaner `feed_token`: the same table, the same steps.
+
+    Lark's loop checks ``assert arg != end_state`` on every reduction (a
+    Python-level `Rule.__eq__` call) and finds each rule's callback by
+    hashing the rule (a Python-level `Rule.__hash__`); here each reduction
+    finds its rule's size, left-hand side and callback by the rule's id, in
+    `_REDUCES`, made from the parse table once. Errors are raised exactly as
+    Lark raises them, so recovery (`_parser._Recovery`) sees the same state.
+    """
+
+    __slots__ = ()
+
+    def feed_token(self, token: Token, is_end: bool = False) -> Any:
+        state_stack, value_stack = self.state_stack, self.value_stack
+        states = self.parse_conf.states
+        end_state = self.parse_conf.end_state
+        reduces = _REDUCES
+        kind = token.type
+        while True:
+            row = states[state_stack[-1]]
+            try:
+                action, arg = row[kind]
+            except KeyError:
+                expected = {s for s in row if s.isupper()}
+                raise UnexpectedToken(token, expected, state=self, interactive_parser=None) from None
+            if action is Shift:
+                state_stack.append(arg)
+                value_stack.append(token)
+                return None
+            size, origin, callback = reduces[id(arg)]
+            if size:
+                children = value_stack[-size:]
+                del state_stack[-size:]
+                del value_stack[-size:]
+            else:
+                children = []
+            value = callback(children)
+            new_state = states[state_stack[-1]][origin][1]
+            state_stack.append(new_state)
+            value_stack.append(value)
+            if is_end and new_state == end_state:
+                return value
+
+
+_REDUCES: dict[int, tuple[int, str, Any]] = {}
+"""id(rule) -> (its length, its left-hand side, its callback), for every rule of the parse table."""
+
+
+def install_fast_state(parser: Lark) -> None:
+    """Make ``parser`` (after `install`) run `_FastState`; left as it is if Lark's internals differ."""
+    try:
+        inner = parser.parser.parser.parser
+        table, callbacks = inner.parse_table, inner.callbacks
+    except AttributeError:  # pragma: no cover - another Lark version: its own loop still works
+        return
+    if any(isinstance(key, str) for key in callbacks):  # pragma: no cover - terminal callbacks: not handled here
+        return
+    for row in table.states.values():
+        for action, arg in row.values():
+            if action is not Shift:
+                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callbacks[arg])
+
+    def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
+              start_interactive: bool = False) -> Any:
+        state = _FastState(ParseConf(table, callbacks, start), lexer, state_stack, value_stack)
+        if start_interactive:  # pragma: no cover - not used by evaldsl
+            return InteractiveParser(inner, state, state.lexer)
+        return inner.parse_from_state(state)
+
+    inner.parse = parse

@@ -15,7 +15,7 @@ from pathlib import Path
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
-from ._building import install
+from ._building import install, install_fast_state
 
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
@@ -89,6 +89,7 @@ class LineJoiner:
     always_accept = ("_NL", "COMMENT")
 
     def __init__(self) -> None:
+        self.open: list[Token] = []  # the brackets not closed yet, innermost last
         self.reset("")
 
     def reset(self, text: str) -> None:
@@ -96,10 +97,17 @@ class LineJoiner:
         self.continuations = Continuations(text)
         self.restart()
 
+    def save(self) -> tuple:
+        """The state of the parse in progress, for `load` after another parse ran inside it."""
+        return self.comments, self.continuations, self.depth, self.open
+
+    def load(self, state: tuple) -> None:
+        self.comments, self.continuations, self.depth, self.open = state
+
     def restart(self) -> None:
         """Forget the statement in progress: the next token starts a new one."""
         self.depth = 0
-        self.open: list[Token] = []  # the brackets not closed yet, innermost last
+        self.open = []
 
     def process(self, stream):  # type: ignore[no-untyped-def]
         last = None
@@ -130,7 +138,8 @@ class LineJoiner:
             yield Token("_NL", "", end_pos=None)
 
 
-LOCK = threading.Lock()
+LOCK = threading.RLock()
+"""Held by a parse; re-entrant: a parse may start another one inside its `emit` (a `use` file)."""
 
 
 @lru_cache(maxsize=1)
@@ -148,6 +157,7 @@ def get_parser() -> tuple[Lark, LineJoiner]:
         postlex=joiner,
     )
     install(parser)
+    install_fast_state(parser)
     return parser, joiner
 
 

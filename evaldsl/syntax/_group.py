@@ -7,6 +7,7 @@ own diagnostics here (a positioned error each, all of them collected).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import _ast as a
@@ -30,21 +31,33 @@ def _word(stmt: Any) -> str:
     return _WORD.get(type(stmt), type(stmt).__name__)
 
 
-class _Grouper:
-    def __init__(self) -> None:
+class Grouper:
+    """Arranges statements, given one at a time (`add`, then `flush` at the end of the file).
+
+    Each finished item (a head statement, a `Case`, a `Tool`) goes to ``emit``;
+    by default it is kept in `items`.
+    """
+
+    def __init__(self, emit: Callable[[Any], None] | None = None) -> None:
         self.items: list[Any] = []
+        self.emit = self.items.append if emit is None else emit
         self.diagnostics: list[Diagnostic] = []
         self.case: dict[str, Any] | None = None
         self.tool: dict[str, Any] | None = None
         self.seen_case = False
         self.orphan_after: int | None = None  # line of a tool block between cases
+        self.case_body: list[Any] = []
+        self.tool_body: list[Any] = []
 
     def flush(self) -> None:
         if self.case is not None:
-            self.items.append(a.Case.model_construct(**self.case, body=tuple(self.case_body)))
-            self.case = None
+            case = a.Case.model_construct(**self.case, body=tuple(self.case_body))
+            self.case, self.case_body = None, []
+            self.emit(case)
         if self.tool is not None:
-            self.items.append(a.Tool.model_construct(**self.tool, body=tuple(self.tool_body)))
+            tool = a.Tool.model_construct(**self.tool, body=tuple(self.tool_body))
+            self.tool, self.tool_body = None, []
+            self.emit(tool)
             self.tool = None
 
     def add(self, stmt: Any) -> None:
@@ -54,13 +67,13 @@ class _Grouper:
         if isinstance(stmt, a.CaseStmt):
             self.flush()
             self.case = {"span": stmt.span, "name": stmt.name}
-            self.case_body: list[Any] = []
+            self.case_body = []
             self.seen_case, self.orphan_after = True, None
             return
         if isinstance(stmt, a.ToolStmt):
             self.flush()
             self.tool = {"span": stmt.span, "name": stmt.name, "description": stmt.description}
-            self.tool_body: list[Any] = []
+            self.tool_body = []
             if self.seen_case and stmt.span is not None:
                 self.orphan_after = stmt.span.line
             return
@@ -84,7 +97,7 @@ class _Grouper:
             self.err("E110", f"`{_word(stmt)}` belongs in a case", stmt,
                      help='start a case first: case "name"')
         else:
-            self.items.append(stmt)
+            self.emit(stmt)
 
     def add_to_case(self, stmt: Any) -> None:
         if isinstance(stmt, _SUITE_ONLY):
@@ -113,10 +126,15 @@ class _Grouper:
 
 def group(statements: list[Any], filename: str) -> tuple[a.Suite, list[Diagnostic]]:
     """Arrange statements into a `Suite`; returns it with any misplacement diagnostics."""
-    grouper = _Grouper()
+    grouper = Grouper()
     for stmt in statements:
         grouper.add(stmt)
     grouper.flush()
+    return grouped(grouper, filename)
+
+
+def grouped(grouper: Grouper, filename: str) -> tuple[a.Suite, list[Diagnostic]]:
+    """The `Suite` of a flushed `Grouper`'s kept items, and its misplacement diagnostics."""
     span = a.Span.model_construct(file=filename, line=1, column=1, end_line=1, end_column=1)
     suite = a.Suite.model_construct(span=span, items=tuple(grouper.items), comments=())
     return suite, grouper.diagnostics

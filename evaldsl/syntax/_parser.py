@@ -10,7 +10,7 @@ the error, skips the failed statement and lets the same parse go on, up to
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,7 +21,7 @@ from . import _ast as a
 from ._building import BUILDER, Built
 from ._diagnostics import Diagnostic, EvlError
 from ._grammar import LOCK, LineJoiner, get_parser
-from ._group import group
+from ._group import Grouper, grouped
 from ._hints import with_hint
 from ._syntax_errors import diagnose, token_span
 from ._transform import ToAst
@@ -64,32 +64,45 @@ def gc_paused() -> Iterator[None]:
 def parse_with_diagnostics(text: str, filename: str = "<string>") -> tuple[a.Suite, list[Diagnostic]]:
     """Parse, returning the (possibly partial) suite and all diagnostics, warnings included."""
     with gc_paused():
-        return _parse_with_diagnostics(text, filename)
+        return parse_items(text, filename)
 
 
-def _parse_with_diagnostics(text: str, filename: str) -> tuple[a.Suite, list[Diagnostic]]:
+def parse_items(text: str, filename: str, emit: Callable[[Any], None] | None = None
+                ) -> tuple[a.Suite, list[Diagnostic]]:
+    """Parse; with ``emit``, each item of the file (a head statement, a `Case`, a `Tool`) is given
+    to it as soon as it is whole, and the returned suite holds none of them (only the comments).
+
+    ``emit`` may itself parse another file (a `use` line compiled as the file is read):
+    the parse in progress is put aside and resumed.
+    """
     if text.startswith("\ufeff"):
         text = text[1:]  # a BOM: columns then count as an editor shows them
     if "\r" in text:
         text = text.replace("\r\n", "\n")  # CRLF: lines and columns stay the same
     parser, joiner = get_parser()
     builder = ToAst(filename)
+    grouper = Grouper(emit)
+    builder.sink = grouper.add
     recovery = _Recovery(text, filename, parser, joiner, builder)
     with LOCK:
+        outer, outer_joiner = BUILDER.current, joiner.save()  # a parse started inside another one's `emit`
         joiner.reset(text)
         BUILDER.current = builder
         try:
             built = parser.parse(text, on_error=recovery.on_error)
+            for stmt in built.value if isinstance(built, Built) else ():  # (all of them went to the sink)
+                grouper.add(stmt)
+            grouper.flush()
         except UnexpectedInput:
             return _empty(filename), recovery.diagnostics  # MAX_ERRORS reached
         finally:
-            BUILDER.current = None
-        comments = [
-            a.Comment.model_construct(text=str(t).rstrip("\r"), span=token_span(t, filename))
-            for t in joiner.comments
-        ]
-    statements = built.value if isinstance(built, Built) else builder.start(None, [])
-    suite, placement = group(statements, filename)
+            BUILDER.current = outer
+            comments = [
+                a.Comment.model_construct(text=str(t).rstrip("\r"), span=token_span(t, filename))
+                for t in joiner.comments
+            ]
+            joiner.load(outer_joiner)
+    suite, placement = grouped(grouper, filename)
     suite = suite.model_copy(update={"comments": tuple(comments)})
     return suite, recovery.diagnostics + builder.diagnostics + placement
 

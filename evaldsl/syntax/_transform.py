@@ -58,6 +58,8 @@ class ToAst(RuleMethods):
     def __init__(self, filename: str) -> None:
         self.filename = filename
         self.diagnostics: list[Diagnostic] = []
+        self.sink: Any = None
+        """Called with each whole statement as it is parsed (see `_building`); None keeps them in the tree."""
 
     # ---- helpers ------------------------------------------------------------
     def _span(self, meta: Any) -> a.Span:

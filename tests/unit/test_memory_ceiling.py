@@ -4,10 +4,14 @@ a case needs, fails here (issue 9). No timing is asserted.
 Each measurement runs in a fresh interpreter (a clean heap, nothing cached
 by other tests) and reports tracemalloc's peak above what was allocated
 before, divided by the number of cases. The ceilings are about twice
-today's figures (parse + compile about 27 KB a case of this shape at its
-peak, the compiled suite about 9 KB, a run with its report about 19 KB; one
-`examples from` row about 9 KB at the peak): generous against noise, far
-below what keeping the whole parse tree cost (60 KB a case).
+today's figures (parse + compile about 6.6 KB a case of this shape at its
+peak, which is the compiled suite itself: each case is compiled as it is
+read and its AST dropped; `check`, which keeps no compiled case, about
+1 KB, most of it its bounded cache of compiled checks; a run with its report about 16 KB; one `examples from` row 0.3 KB
+when compiled, and a run of such rows, which makes each row's case when it
+runs, about what its results take): generous against noise, far below
+what keeping the whole parse tree cost (60 KB a case) or the AST of a whole
+file (25 KB).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ SCRIPT = r'''
 import json, sys, tracemalloc
 import evaldsl
 from evaldsl.artifacts import RunArtifacts, ToolCall
+from evaldsl.compile._compiler import check_suite
 from evaldsl.run._api import run_suite
 
 CASE = """
@@ -54,6 +59,10 @@ if mode == "cases":
     text = 'suite "memory"\n' + "".join(CASE.format(i=i, total=i + 2) for i in range(count))
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
+    check_suite(text, "memory.evl")
+    result["check_peak"] = per_case(base, tracemalloc.get_traced_memory()[1], count)
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
     suite = evaldsl.compile(text, filename="memory.evl")
     held, peak = tracemalloc.get_traced_memory()
     result["compile_peak"], result["compiled"] = per_case(base, peak, count), per_case(base, held, count)
@@ -66,6 +75,10 @@ else:
     base = tracemalloc.get_traced_memory()[0]
     suite = evaldsl.compile(open(folder + "/rows.evl").read(), filename=folder + "/rows.evl")
     result["compile_peak"] = per_case(base, tracemalloc.get_traced_memory()[1], count)
+    tracemalloc.reset_peak()
+    report = run_suite(Instant(), suite)
+    result["run_peak"] = per_case(base, tracemalloc.get_traced_memory()[1], count)
+    result["reported"] = report.summary.total
 result["cases"] = len(suite.cases)
 print(json.dumps(result))
 '''
@@ -81,8 +94,9 @@ def _measure(mode: str, count: int, folder: Path) -> dict:
 def test_cases_parse_compile_and_run_under_a_ceiling_per_case(tmp_path: Path) -> None:
     found = _measure("cases", 1500, tmp_path)
     assert found["cases"] == found["reported"] == 1500
-    assert found["compile_peak"] < 55, found  # KB a case, at the peak of parse + compile
-    assert found["compiled"] < 20, found  # what the compiled suite keeps
+    assert found["check_peak"] < 2.5, found  # KB a case: `check` holds no AST of the file, no compiled case
+    assert found["compile_peak"] < 14, found  # KB a case, at the peak of parse + compile
+    assert found["compiled"] < 14, found  # what the compiled suite keeps
     assert found["run_peak"] < 40, found  # the run, its results and its report
 
 
@@ -98,5 +112,6 @@ def test_examples_from_a_file_under_a_ceiling_per_row(tmp_path: Path) -> None:
         "  expect final number is $total\n"
         '  examples from "rows.jsonl"\n', encoding="utf-8")
     found = _measure("rows", rows, tmp_path)
-    assert found["cases"] == rows
-    assert found["compile_peak"] < 20, found  # KB a row
+    assert found["cases"] == found["reported"] == rows
+    assert found["compile_peak"] < 1.5, found  # KB a row: its text, not its compiled case
+    assert found["run_peak"] < 30, found  # KB a row: the run's results; the rows' cases are made as they run
