@@ -33,8 +33,12 @@ def check_output_targets(args: argparse.Namespace) -> str | None:
     return None
 
 
-def write_outputs(report: Any, args: argparse.Namespace, *, upload: bool = True) -> bool:
-    """Write the JUnit and Markdown files asked for, then upload; False when a file was not written."""
+def write_outputs(full: Any, args: argparse.Namespace, *, upload: bool = True) -> bool:
+    """Write the JUnit and Markdown files asked for, then upload; False when a file was not written.
+
+    ``full()`` gives the whole record; it is called only when one of them is asked for (a run keeps its
+    cases on disk, and reading them back costs time and memory).
+    """
     from ..report._junit import write_junit
     from ..report._markdown import write_markdown
 
@@ -44,7 +48,7 @@ def write_outputs(report: Any, args: argparse.Namespace, *, upload: bool = True)
         if not path:
             continue
         try:
-            write(report, path)
+            write(full(), path)
         except OSError as exc:
             print(f"evaldsl: cannot write the {what} to {path}: {exc.strerror or exc}", file=sys.stderr)
             ok = False
@@ -53,7 +57,7 @@ def write_outputs(report: Any, args: argparse.Namespace, *, upload: bool = True)
     if upload and args.upload:
         from ..report._upload import print_upload, upload_record
 
-        print_upload(upload_record(report, args.upload))
+        print_upload(upload_record(full(), args.upload))
     return ok
 
 

@@ -69,42 +69,47 @@ async def schedule(
     on_result: OnResult | None = None,
     pool: DaemonPool | None = None,
     execute: RunUnit = execute_run,
+    keep: bool = True,
 ) -> tuple[list[CaseResult | None], bool]:
     """Run every case; returns (results aligned with ``cases``, stopped early by -x).
 
-    A result is None for a case that `-x` kept from finishing. Cancelling
+    A result is None for a case that `-x` kept from finishing; with ``keep``
+    false no result is kept (the list is empty): ``on_result`` has each, and
+    a run's results are released as its case ends. Cancelling
     the calling task (Ctrl-C) cancels every run in flight and propagates.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     pool = pool or DaemonPool()
-    results: list[CaseResult | None] = [None] * len(cases)
-    slots: dict[int, _Slot] = {}
+    results: list[CaseResult | None] = [None] * len(cases) if keep else []
 
     def finish(index: int, result: CaseResult) -> None:
-        results[index] = result
+        if keep:
+            results[index] = result
         if on_result is not None:
             on_result(result)
         if exitfirst and result.status in ("failed", "error"):
             raise _Stop
 
+    ran: list[int] = []
     for i, case in enumerate(cases):
         if case.settings.skip is not None:
             finish(i, case_result(case, ()))
         else:
-            slots[i] = _Slot(case)
+            ran.append(i)
+    slots: dict[int, _Slot] = {}  # the cases with runs in flight (a slot is released when its case ends)
 
-    def units() -> Iterator[tuple[int, int]]:
-        for i, slot in slots.items():
+    def units() -> Iterator[tuple[_Slot, int, int]]:
+        for i in ran:
+            slot = slots[i] = _Slot(cases[i])
             for r in range(len(slot.runs)):
-                yield i, r
+                yield slot, i, r
 
     todo = units()
     clock = LoopClock()
 
     async def worker() -> None:
-        for i, r in todo:  # one shared iterator: each unit is taken once
-            slot = slots[i]
+        for slot, i, r in todo:  # one shared iterator: each unit is taken once
             try:
                 run = await execute(
                     subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
@@ -114,9 +119,10 @@ async def schedule(
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
+                del slots[i]
                 finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
 
-    total_units = sum(len(s.runs) for s in slots.values())
+    total_units = sum(max(1, cases[i].settings.repeat) for i in ran)
     stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
     return results, stopped
 

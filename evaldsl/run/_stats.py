@@ -90,15 +90,34 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
     )
 
 
+CaseStats = tuple[str, "float | None", tuple[float, ...], tuple[int, ...]]
+"""What a summary needs of a case: (status, score, its runs' latencies, the token counts its runs reported)."""
+
+
+def case_stats(case: CaseResult) -> CaseStats:
+    """The `CaseStats` of a case result (what `summarize` reads of it)."""
+    runs = case.runs
+    return (
+        case.status,
+        case.score,
+        tuple(r.latency_s for r in runs),
+        tuple(r.artifacts.tokens for r in runs if r.artifacts is not None and r.artifacts.tokens is not None),
+    )
+
+
 def summarize(cases: Sequence[CaseResult]) -> Summary:
     """The `Summary` of a list of case results."""
+    return summarize_stats([case_stats(c) for c in cases])
+
+
+def summarize_stats(cases: Sequence[CaseStats]) -> Summary:
+    """The `Summary` of cases given by their `CaseStats` (a run that keeps no case results in memory)."""
     counts = {status: 0 for status in ("passed", "failed", "error", "skipped", "xfailed", "xpassed")}
     for case in cases:
-        counts[case.status] += 1
-    ran = [c for c in cases if c.status != "skipped"]
-    runs = [r for c in ran for r in c.runs]
-    latencies = [r.latency_s for r in runs]
-    tokens = [r.artifacts.tokens for r in runs if r.artifacts is not None and r.artifacts.tokens is not None]
+        counts[case[0]] += 1
+    ran = [c for c in cases if c[0] != "skipped"]
+    latencies = [x for c in ran for x in c[2]]
+    tokens = [x for c in ran for x in c[3]]
     return Summary(
         total=len(cases),
         passed=counts["passed"],
@@ -107,9 +126,9 @@ def summarize(cases: Sequence[CaseResult]) -> Summary:
         skipped=counts["skipped"],
         xfailed=counts["xfailed"],
         xpassed=counts["xpassed"],
-        runs=len(runs),
+        runs=len(latencies),
         accuracy=(counts["passed"] + counts["xpassed"]) / len(ran) if ran else None,
-        average_score=sum(c.score or 0.0 for c in ran) / len(ran) if ran else None,
+        average_score=sum(c[1] or 0.0 for c in ran) / len(ran) if ran else None,
         latency_mean_s=sum(latencies) / len(latencies) if latencies else None,
         latency_p50_s=nearest_rank(latencies, 50),
         latency_p95_s=nearest_rank(latencies, 95),

@@ -410,25 +410,34 @@ def test_a_record_that_fails_during_the_run_is_reported_and_the_run_goes_on(
     import errno
 
     from evaldsl import cli
-    from evaldsl.report import _json
+    from evaldsl.report import _journal
 
-    real, writes = _json.write_atomic, []
+    real_append, real_temp, writes = _journal.Journal.append, _journal.write_temp, []
 
-    def disk_fills_up(path: Any, text: str) -> None:
-        if Path(path).name == "r.json":
-            writes.append(path)
-            if len(writes) > 1:  # the first write, before the run, succeeds
-                raise OSError(errno.ENOSPC, "No space left on device")
-        real(path, text)
+    def full(*_: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def append(journal: Any, line: bytes) -> int:  # the first case's line goes in; then the disk is full
+        writes.append(line)
+        return real_append(journal, line) if len(writes) == 1 else full()  # type: ignore[func-returns-value]
+
+    def temp(folder: Path, name: str, fill: Any) -> str:  # the start's record is written; the end's is not
+        return real_temp(folder, name, fill) if not writes or not name.startswith("r.json") else full()  # type: ignore[func-returns-value]
 
     monkeypatch.chdir(work)
-    monkeypatch.setattr(_json, "write_atomic", disk_fills_up)
-    code = cli.main(["run", "basic.evl", *AGENT_SPEC, "--json", "r.json", "-q"])
+    monkeypatch.setattr(_journal.Journal, "append", append)
+    monkeypatch.setattr(_journal, "write_temp", temp)
+    code = cli.main(["run", "basic.evl", *AGENT_SPEC, "--json", "r.json", "-j", "1", "-q"])
     out, err = capsys.readouterr()
     assert code == 3 and "1 failed, 1 passed" in out and "Traceback" not in err
     assert "evaldsl: cannot write the record to r.json: No space left on device; the report above" in err
     assert all(line.startswith("evaldsl: cannot write the record to r.json") for line in err.splitlines())
-    assert len(writes) > 1 and record(work / ".evaldsl" / "last.json")["summary"]["total"] == 2
+    assert len(err.splitlines()) == 2  # once when it failed (the run went on), once at the end
+    assert len(writes) == 2 and record(work / ".evaldsl" / "last.json")["summary"]["total"] == 2
+    assert [c["name"] for c in record(work / ".evaldsl" / "last.json")["cases"]] == ["passes", "fails"]
+    # what reached the disk is resumable: the record of the start, and the journal's first line
+    resumed = evaldsl(work, "basic.evl", *AGENT_SPEC, "--resume", "r.json", "-q")
+    assert "1 case(s) done, 1 to run" in resumed.stderr and len(record(work / "r.json")["cases"]) == 2
 
 
 # ---- the harness path ------------------------------------------------------------------------
@@ -469,7 +478,7 @@ def test_an_internal_error_exits_3_with_its_traceback(
         raise RuntimeError("a bug in the report")
 
     monkeypatch.chdir(work)
-    monkeypatch.setattr(_terminal, "format_report", broken)
+    monkeypatch.setattr(_terminal.Digest, "render", broken)
     code = cli.main(["run", "basic.evl", *AGENT_SPEC, "-q"])
     err = capsys.readouterr().err
     assert code == 3
