@@ -540,3 +540,104 @@ def test_hostile_answers_between_ordinary_cases_keep_the_run_and_every_case(work
     assert nan_run["artifacts"]["tool_calls"][0]["args"] == {"x": "NaN"} and nan_run["warnings"]
     assert len(done.stdout) < 20_000  # the 5 MB message is cut on the terminal
     assert "more characters, in the record" in done.stdout and "recorded with changes" in done.stdout
+
+
+# ---- kill -9 at any moment: --resume finishes from whatever is on disk ----------------------------
+
+KILLABLE = '''
+import os, time
+from evaldsl import RunArtifacts
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def agent(prompt):
+    log = os.path.join(HERE, "prompts.log")
+    calls = len(open(log).read().splitlines()) if os.path.exists(log) else 0
+    with open(log, "a") as fh:
+        fh.write(prompt + "\\n")
+    if calls == int(os.environ.get("E2E_BLOCK_AT", "-1")):  # the earlier cases are in the journal by now
+        open(os.path.join(HERE, "blocking"), "w").close()
+        time.sleep(600)
+    return RunArtifacts(final_text=prompt)
+'''
+
+SIX = "".join(f'''
+case "c{i}"
+  prompt "p{i}"
+  expect final text is "p{i}"
+''' for i in range(6))
+
+
+def _killed_after(work: Path, done: int, *args: str) -> None:
+    """Start a run of six cases, one at a time, and kill -9 it while its agent blocks on case ``done``."""
+    for leftover in ("blocking", "prompts.log"):
+        (work / leftover).unlink(missing_ok=True)
+    proc = popen(work, "six.evl", "--agent", "killable:agent", "-j", "1", "-q", *args,
+                 env={"E2E_BLOCK_AT": str(done)})
+    deadline = time.monotonic() + 60
+    while not (work / "blocking").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (work / "blocking").exists(), proc.communicate()
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def _resume_finishes_every_case_once(work: Path, *, ran_before: int) -> None:
+    (work / "prompts.log").unlink(missing_ok=True)
+    resumed = evaldsl(work, "six.evl", "--agent", "killable:agent", "--resume", "rec.json", "-q")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"{ran_before} case(s) done, {6 - ran_before} to run" in resumed.stderr
+    assert sorted(prompts(work)) == [f"p{i}" for i in range(6) if i >= ran_before]  # each missing case once
+    data = record(work / "rec.json")
+    assert [c["name"] for c in data["cases"]] == [f"c{i}" for i in range(6)]  # every case, exactly once
+    assert data["meta"]["complete"] is True and data["summary"]["passed"] == 6
+    assert not (work / "rec.json.journal").exists()
+
+
+@pytest.mark.parametrize("done", [0, 1, 4])
+def test_a_run_killed_after_some_cases_is_finished_by_resume(work: Path, done: int) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, done, "--json", "rec.json")
+    journal = work / "rec.json.journal"
+    assert len(journal.read_bytes().splitlines()) == 1 + done  # the header, then one line per finished case
+    proc = subprocess.run([sys.executable, "-m", "evaldsl", "report", "rec.json"], cwd=work,
+                          capture_output=True, text=True)
+    assert proc.returncode == 4 and "rec.json is not finished: its journal rec.json.journal" in proc.stderr
+    assert "--resume rec.json" in proc.stderr and "Traceback" not in proc.stderr
+    _resume_finishes_every_case_once(work, ran_before=done)
+
+
+def test_resume_after_a_kill_mid_resume_with_its_last_line_cut(work: Path) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, 2, "--json", "rec.json")
+    _killed_after(work, 1, "--resume", "rec.json")  # killed again while resuming: three cases done now
+    assert [c["name"] for c in record(work / "rec.json")["cases"]] == ["c0", "c1"]  # the first journal, folded in
+    journal = work / "rec.json.journal"
+    lines = journal.read_bytes().split(b"\n")
+    assert len(lines) == 1 + 1 + 1 and lines[-1] == b""  # the header, c2's line, and the end of that line
+    journal.write_bytes(lines[0] + b"\n" + lines[1][: len(lines[1]) // 2])  # as if killed while writing c2's line
+    _resume_finishes_every_case_once(work, ran_before=2)
+
+
+def test_resume_from_a_journal_alone(work: Path) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, 3, "--json", "rec.json")
+    (work / "rec.json").unlink()  # the journal's header has what a resume needs
+    _resume_finishes_every_case_once(work, ran_before=3)
+
+
+def test_a_journal_left_beside_a_finished_record_changes_nothing(work: Path) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, 3, "--json", "rec.json")
+    kept = (work / "rec.json.journal").read_bytes()
+    (work / "prompts.log").unlink()
+    assert evaldsl(work, "six.evl", "--agent", "killable:agent", "--resume", "rec.json", "-q").returncode == 0
+    before = record(work / "rec.json")
+    (work / "rec.json.journal").write_bytes(kept)  # as if killed between the record's rename and the removal
+    _resume_finishes_every_case_once(work, ran_before=6)
+    assert [c["runs"] for c in record(work / "rec.json")["cases"]] == [c["runs"] for c in before["cases"]]
