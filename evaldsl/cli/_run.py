@@ -186,11 +186,11 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     keeper, digest, ran = plan.keeper, plan.digest, plan.ran
 
     def on_result(result: Any) -> None:
-        keeper.add(result)  # a line in the journal: the result is on disk before anything else
-        position = keeper.position(result)
+        position = keeper.add(result)  # a line in the journal: the result is on disk before anything else
         digest.add(result, position)
         ran.append((position, result.file, result.name, result.status))
-        progress.update(result)
+        if not args.quiet:
+            progress.update(result)
 
     started = time.monotonic()
     try:

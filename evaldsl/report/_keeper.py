@@ -155,10 +155,10 @@ class RecordKeeper:
                 except OSError as exc:
                     self._fail(target, exc, raising=not target.optional)
 
-    def add(self, case: CaseResult) -> None:
-        """Record a finished case: a line in every journal, flushed."""
+    def add(self, case: CaseResult) -> int:
+        """Record a finished case: a line in every journal, flushed; returns its `position`."""
         key = case_key(case.file, case.name)
-        self._place(key)
+        position = self._place(key)
         line = journal_line(case)
         where: tuple[int, int, int] | CaseResult = case
         for target in self._targets:
@@ -175,6 +175,7 @@ class RecordKeeper:
             if where is case and journal.path == self._journal_source():
                 where = (len(self._sources) - 1, offset, len(line) - 1)
         self._where[key] = where
+        return position
 
     def finish(self, summary: Summary) -> None:
         """Rebuild every record file from the record and journal (streamed), then remove the journals.
