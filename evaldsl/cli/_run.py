@@ -1,7 +1,7 @@
 """`evaldsl run`: load suites, run them against an agent, report, persist.
 
 Argument handling and wiring only; the work is the library's (`load`,
-`select_cases`, `arun_suite`, `RecordWriter`, `format_report`). The model
+`select_cases`, `run_cases`, `RecordKeeper`, `Digest`). The model
 options (``--model``, ``--judge``, sampling, cache) live in `_models`; with
 several ``--model`` values the whole run is repeated per model, one record
 each, and a comparison table (`report._models_table`) ends the output.
@@ -10,10 +10,14 @@ Records: ``--json FILE`` keeps one file; ``--out DIR`` adds a new
 ``DIR/<model>_<YYYYmmdd-HHMMSS>.json`` per run (a name is never reused, so
 runs sharing a directory cannot clobber each other); ``--resume FILE``
 finishes FILE in place, and only with the agent that started it (by name),
-so one record never mixes two agents. Each is rewritten atomically as cases
-finish. A record path that cannot be written is found before anything runs
-(the first write happens then); one that fails later is reported in one
-line, the run goes on, its report is printed, and the exit code is 3.
+so one record never mixes two agents. Each is written when the run starts;
+finished cases go to a journal beside it, folded into the record at the end
+(`report._journal`). The run keeps in memory only what its summary needs
+(`report._terminal.Digest`); JUnit, Markdown, HTML and the upload read the
+record back from disk, and only when asked for. A record path that cannot
+be written is found before anything runs (the first write happens then);
+one that fails later is reported in one line, the run goes on, its report
+is printed, and the exit code is 3.
 
 ``.evaldsl/`` in the current directory (pytest's ``.pytest_cache``) holds
 ``last.json``, the latest record, and ``lastfailed.json``, which ``--lf``
