@@ -58,9 +58,13 @@ def journal_path(record: str | os.PathLike[str]) -> Path:
     return Path(os.fspath(record) + JOURNAL_SUFFIX)
 
 
+_SERIALIZE = CaseResult.__pydantic_serializer__.to_json
+
+
 def journal_line(case: CaseResult) -> bytes:
     """A case's journal line: its record text (indented as in the record) on one line, tabs for line breaks."""
-    return case.model_dump_json(indent=2).replace("\n", "\t").encode("utf-8") + b"\n"
+    # what `model_dump_json(indent=2)` returns, as bytes (no round trip through str)
+    return _SERIALIZE(case, indent=2).replace(b"\n", b"\t") + b"\n"
 
 
 def record_text(line: bytes) -> bytes:
