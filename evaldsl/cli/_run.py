@@ -323,7 +323,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     digest = Digest()
     if previous is not None:
         keeper.resume(previous)
-        for case, _ in previous.cases:
+        for case in previous.results():  # read back one at a time: a large record is never held whole
             digest.add(case, keeper.position(case))
     todo = [c for c in selected if not keeper.is_done(c.file, c.name)]
     if previous is not None:

@@ -83,17 +83,33 @@ class Unfinished:
     """What is on disk for a record: its meta and, for each case, where its text is.
 
     ``sources`` are the files the spans point into (0: the record, 1: its
-    journal). ``cases`` holds (case, span) in the order found: the record's
-    cases first, then the journal's; `read_unfinished` drops the earlier of
-    two entries for one case. A record not in the layout evaldsl writes is
-    read whole, and its cases have no span (None).
+    journal). ``cases`` holds (case key, span) in the order found: the
+    record's cases first, then the journal's, the earlier of two entries for
+    one case dropped. A record not in the layout evaldsl writes is read whole,
+    and its cases are kept themselves in place of a span. Only the spans are
+    kept, so resuming a large record holds no more than they; `results`
+    reads the cases back, one at a time.
     """
 
     def __init__(self, meta: RunMeta, sources: list[Path]) -> None:
         self.meta = meta
         self.sources = sources
-        self.cases: list[tuple[CaseResult, Span | None]] = []
+        self.cases: list[tuple[tuple[str, str], Span | CaseResult]] = []
         self.journal_found = False
+
+    def results(self) -> Iterator[CaseResult]:
+        """Every case, in the order of ``cases``, read back from disk."""
+        handles: dict[Path, Any] = {}
+        try:
+            for _, where in self.cases:
+                if isinstance(where, CaseResult):
+                    yield where
+                else:
+                    source, offset, length = where
+                    yield CaseResult.model_validate_json(read_span(handles, self.sources[source], offset, length))
+        finally:
+            for fh in handles.values():
+                fh.close()
 
 
 def read_unfinished(path: str | os.PathLike[str]) -> Unfinished:
@@ -127,7 +143,7 @@ def _read_base(record: Path) -> Unfinished:
     if spans is None:
         report = read_record(record, journal_ok=True)
         found = Unfinished(report.meta, [record, journal_path(record)])
-        found.cases = [(case, None) for case in report.cases]
+        found.cases = [(_key(case), case) for case in report.cases]
         return found
     head, offsets = spans
     where = os.fspath(record)
@@ -147,7 +163,7 @@ def _read_base(record: Path) -> Unfinished:
             except ValueError as exc:
                 raise RecordError(f"{where} is not an evaldsl run record (a case at byte {offset}: "
                                   f"{_first_line(exc)})") from None
-            found.cases.append((case, (0, offset, length)))
+            found.cases.append((_key(case), (0, offset, length)))
     return found
 
 
@@ -198,7 +214,7 @@ def _journal_meta(journal: Path) -> RunMeta | None:
         return None
 
 
-def _journal_cases(journal: Path) -> Iterator[tuple[CaseResult, Span]]:
+def _journal_cases(journal: Path) -> Iterator[tuple[tuple[str, str], Span]]:
     """Each whole case line of a journal; a line cut off by a kill (no newline, or not JSON) is skipped."""
     with open(journal, "rb") as fh:
         offset = len(fh.readline())
@@ -210,19 +226,22 @@ def _journal_cases(journal: Path) -> Iterator[tuple[CaseResult, Span]]:
                 except ValueError:
                     pass  # a line a crash cut short and a later run appended to: its case runs again
                 else:
-                    yield case, (1, offset, length - 1)
+                    yield _key(case), (1, offset, length - 1)
             offset += length
 
 
-def _last_of_each(cases: Iterable[tuple[CaseResult, Span | None]]) -> list[tuple[CaseResult, Span | None]]:
+def _key(case: CaseResult) -> tuple[str, str]:
     from ..run._select import case_key
 
-    latest: dict[tuple[str, str], tuple[CaseResult, Span | None]] = {}
-    for case, span in cases:
-        key = case_key(case.file, case.name)
+    return case_key(case.file, case.name)
+
+
+def _last_of_each(cases: Iterable[tuple[tuple[str, str], Any]]) -> list[tuple[tuple[str, str], Any]]:
+    latest: dict[tuple[str, str], Any] = {}
+    for key, where in cases:
         latest.pop(key, None)  # a later entry moves to the end: first-seen order is not needed
-        latest[key] = (case, span)
-    return list(latest.values())
+        latest[key] = where
+    return list(latest.items())
 
 
 def _first_line(exc: Exception) -> str:

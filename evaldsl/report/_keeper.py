@@ -135,10 +135,9 @@ class RecordKeeper:
         """Take the cases of a record (and journal) being resumed as done."""
         first = len(self._sources)
         self._sources.extend(found.sources)
-        for case, span in found.cases:
-            key = case_key(case.file, case.name)
+        for key, where in found.cases:
             self._place(key)
-            self._where[key] = case if span is None else (first + span[0], span[1], span[2])
+            self._where[key] = where if isinstance(where, CaseResult) else (first + where[0], where[1], where[2])
 
     def start(self, summary: Summary) -> None:
         """Write every record file (the cases done so far, not complete) and open their journals.

@@ -81,19 +81,19 @@ def test_whatever_a_kill_leaves_reads_back_with_every_finished_case_once(tmp_pat
         keeper.add(result)
     # a killed run: record (no cases) + journal (three cases)
     found = read_unfinished(record)
-    assert found.journal_found and [c.name for c, _ in found.cases] == ["c", "d", "e"]
+    assert found.journal_found and [c.name for c in found.results()] == ["c", "d", "e"]
     # a last line cut off mid-write: ignored
     data = journal.read_bytes()
     journal.write_bytes(data[:-7])
-    assert [c.name for c, _ in read_unfinished(record).cases] == ["c", "d"]
+    assert [c.name for c in read_unfinished(record).results()] == ["c", "d"]
     # a journal alone: its header has the meta
     record.unlink()
     alone = read_unfinished(record)
-    assert alone.meta.agent == report.meta.agent and [c.name for c, _ in alone.cases] == ["c", "d"]
+    assert alone.meta.agent == report.meta.agent and [c.name for c in alone.results()] == ["c", "d"]
     # a finished record and a journal left beside it (killed between the rename and the removal)
     journal.write_bytes(data)
     record.write_text(report.model_dump_json(indent=2), "utf-8")
-    assert sorted(c.name for c, _ in read_unfinished(record).cases) == NAMES
+    assert sorted(c.name for c in read_unfinished(record).results()) == NAMES
     with pytest.raises(RecordError, match=r"r.json is not finished: its journal .*--resume"):
         read_record(record)
     journal.unlink()
@@ -104,7 +104,7 @@ def _found(cases: list[CaseResult]):  # type: ignore[no-untyped-def]
     from evaldsl.report._journal import Unfinished
 
     found = Unfinished(RunMeta(), [])
-    found.cases = [(c, None) for c in cases]
+    found.cases = [(case_key(c.file, c.name), c) for c in cases]
     return found
 
 
@@ -137,7 +137,7 @@ def test_a_journal_cut_at_any_byte_gives_exactly_its_whole_lines(tmp_path_factor
             read_unfinished(folder / "r.json")
         return
     found = read_unfinished(folder / "r.json")
-    assert [c for c, _ in found.cases] == cases[: lines - 1]
+    assert list(found.results()) == cases[: lines - 1]
 
 
 def test_a_file_that_cannot_be_written_at_the_start_raises_naming_it(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ def test_a_file_that_fails_later_is_reported_once_and_the_others_still_written(
     assert "No space left on device" in str(errors[0])
     assert keeper.written == [good] and read_record(good) == report
     assert journal_path(bad).exists()  # the failed record keeps its journal: it can still be resumed
-    assert sorted(c.name for c, _ in read_unfinished(bad).cases) == NAMES
+    assert sorted(c.name for c in read_unfinished(bad).results()) == NAMES
     monkeypatch.setattr(_keeper, "write_streamed", real)  # the disk has room again: the next write clears it
     keeper.finish(summarize(report.cases))
     assert keeper.failed == {} and read_record(bad) == report and len(errors) == 1
@@ -194,3 +194,17 @@ def test_an_optional_file_is_kept_when_it_can_be_and_never_fails_the_run(tmp_pat
     finished(keeper, report, report.cases)
     assert keeper.failed == {} and keeper.written == [] and not keeper.optional_kept
     assert list(keeper.cases()) == report.cases  # nothing on disk: every case stayed in memory
+
+
+def test_a_record_in_another_layout_is_read_whole_and_rewritten_in_evaldsl_s(tmp_path: Path) -> None:
+    report = sample()
+    record = tmp_path / "r.json"
+    record.write_text(report.model_dump_json(), "utf-8")  # compact: not the layout the spans are found in
+    found = read_unfinished(record)
+    assert list(found.results()) == report.cases and not found.journal_found
+    keeper = keeper_for(report, record)
+    keeper.resume(found)
+    keeper.start(report.summary)
+    finished(keeper, report, report.cases)
+    assert record.read_text("utf-8") == report.model_dump_json(indent=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
