@@ -39,14 +39,14 @@ def write_outputs(full: Any, args: argparse.Namespace, *, upload: bool = True) -
     ``full()`` gives the whole record; it is called only when one of them is asked for (a run keeps its
     cases on disk, and reading them back costs time and memory).
     """
-    from ..report._junit import write_junit
-    from ..report._markdown import write_markdown
-
     ok = True
-    for path, write, what in ((args.junit_xml, write_junit, "JUnit XML"), (args.markdown, write_markdown,
-                                                                          "Markdown summary")):
+    for path, module, what in ((args.junit_xml, "_junit", "JUnit XML"), (args.markdown, "_markdown",
+                                                                         "Markdown summary")):
         if not path:
             continue
+        import importlib  # each writer imported only when asked for (ElementTree is not free)
+
+        write = getattr(importlib.import_module(f"..report.{module}", __package__), f"write{module}")
         try:
             write(full(), path)
         except OSError as exc:

@@ -601,7 +601,7 @@ def test_a_run_killed_after_some_cases_is_finished_by_resume(work: Path, done: i
     write(work / "six.evl", SIX)
     _killed_after(work, done, "--json", "rec.json")
     journal = work / "rec.json.journal"
-    assert len(journal.read_bytes().splitlines()) == 1 + done  # the header, then one line per finished case
+    assert journal.read_bytes().count(b"\n") == 1 + done  # the header, then one line per finished case
     proc = subprocess.run([sys.executable, "-m", "evaldsl", "report", "rec.json"], cwd=work,
                           capture_output=True, text=True)
     assert proc.returncode == 4 and "rec.json is not finished: its journal rec.json.journal" in proc.stderr
@@ -616,7 +616,7 @@ def test_resume_after_a_kill_mid_resume_with_its_last_line_cut(work: Path) -> No
     _killed_after(work, 1, "--resume", "rec.json")  # killed again while resuming: three cases done now
     assert [c["name"] for c in record(work / "rec.json")["cases"]] == ["c0", "c1"]  # the first journal, folded in
     journal = work / "rec.json.journal"
-    lines = journal.read_bytes().split(b"\n")
+    lines = journal.read_bytes().rstrip(b"\0").split(b"\n")  # (a memory-mapped journal ends in zeros)
     assert len(lines) == 1 + 1 + 1 and lines[-1] == b""  # the header, c2's line, and the end of that line
     journal.write_bytes(lines[0] + b"\n" + lines[1][: len(lines[1]) // 2])  # as if killed while writing c2's line
     _resume_finishes_every_case_once(work, ran_before=2)
