@@ -386,7 +386,7 @@ def _finish(plan: _Plan, *, complete: bool) -> Any:
     summary = plan.digest.summary()
     keeper.meta.finished_at, keeper.meta.complete = now(), complete
     keeper.finish(summary)
-    ran = [_Ran(file, name, status) for _, file, name, status in sorted(plan.ran, key=lambda r: r[0])]
+    ran: list[Any] = [_Ran(file, name, status) for _, file, name, status in sorted(plan.ran, key=lambda r: r[0])]
     for path, write in ((LAST_RECORD, lambda: _copy_last(keeper, summary)),
                         (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran))):
         try:

@@ -141,7 +141,7 @@ def _scored(index: int, latency: float, artifacts: RunArtifacts, warnings: Seque
     one validation of the whole run costs less than one per expectation)."""
     error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
     score = 0.0 if error else _product(r["credit"] for r in results)
-    fields = {
+    fields: dict[str, Any] = {
         "index": index,
         "passed": error is None and all(r["passed"] for r in results),
         "score": score,

@@ -4,6 +4,7 @@ and reading back whatever a kill left on disk (`report._journal`, `report._keepe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -38,8 +39,8 @@ def sample() -> EvalReport:
     return run_suite(agent, [case(n) for n in NAMES])
 
 
-def keeper_for(report: EvalReport, *paths: Path, **kw: object) -> RecordKeeper:
-    return RecordKeeper([case_key("t.evl", n) for n in NAMES], report.meta.model_copy(), list(paths), **kw)  # type: ignore[arg-type]
+def keeper_for(report: EvalReport, *paths: Path, **kw: Any) -> RecordKeeper:
+    return RecordKeeper([case_key("t.evl", n) for n in NAMES], report.meta.model_copy(), list(paths), **kw)
 
 
 def finished(keeper: RecordKeeper, report: EvalReport, cases: list[CaseResult]) -> None:
