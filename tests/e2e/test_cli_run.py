@@ -120,6 +120,18 @@ def test_passing_run_exits_0_and_writes_the_record(work: Path) -> None:
     assert data["meta"]["command"].startswith("evaldsl run ok.evl --agent e2e_agent:agent")
     assert data["summary"]["tokens_total"] == 5
     assert record(work / ".evaldsl" / "last.json") == data
+    assert not list(work.rglob("*.journal")) and not list(work.rglob("*.tmp"))  # folded in, removed
+
+
+def test_a_run_with_no_record_file_keeps_its_record_in_last_json(work: Path) -> None:
+    proc = evaldsl(work, "basic.evl", *AGENT_SPEC, "-q")
+    assert proc.returncode == 1 and "record written" not in proc.stderr, proc.stderr
+    data = record(work / ".evaldsl" / "last.json")
+    assert [c["name"] for c in data["cases"]] == ["passes", "fails"] and data["meta"]["complete"] is True
+    assert not list(work.rglob("*.journal")) and not list(work.rglob("*.tmp"))
+    shown = subprocess.run([sys.executable, "-m", "evaldsl", "report", ".evaldsl/last.json", "-o", "r.html"],
+                           cwd=work, capture_output=True, text=True)
+    assert shown.returncode == 0 and (work / "r.html").exists(), shown.stderr
 
 
 def test_a_failure_exits_1_and_is_spelled_out(work: Path) -> None:
