@@ -29,14 +29,20 @@ def wilson_interval(passed: int, runs: int, z: float = Z_95) -> Interval:
     for the small N of repeated agent runs (1 of 1 passed gives about
     [0.21, 1], not [1, 1]). With no runs it is the whole of [0, 1].
     """
+    low, high = wilson_bounds(passed, runs, z)
+    return Interval(low=low, high=high)
+
+
+def wilson_bounds(passed: int, runs: int, z: float = Z_95) -> tuple[float, float]:
+    """`wilson_interval`'s (low, high), without the model."""
     if runs <= 0:
-        return Interval(low=0.0, high=1.0)
+        return 0.0, 1.0
     p = passed / runs
     z2 = z * z
     denom = 1 + z2 / runs
     centre = (p + z2 / (2 * runs)) / denom
     half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denom
-    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def nearest_rank(values: Sequence[float], percent: float) -> float | None:
@@ -79,15 +85,20 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
         return CaseResult(status="skipped", **base)  # type: ignore[arg-type]
     n = len(runs)
     passed = sum(r.passed for r in runs)
-    return CaseResult(
+    base.update(
         status=case_status(runs, s.pass_rate, s.xfail is not None),
         score=sum(r.score for r in runs) / n if n else 0.0,
         pass_rate=passed / n if n else 0.0,
-        wilson_95=wilson_interval(passed, n),
+        wilson_95=_wilson_fields(passed, n),
         latency_s=sum(r.latency_s for r in runs) / n if n else None,
         runs=list(runs),
-        **base,  # type: ignore[arg-type]
     )
+    return CaseResult.model_validate(base)  # one validation, the interval's fields with it
+
+
+def _wilson_fields(passed: int, runs: int) -> dict[str, float]:
+    low, high = wilson_bounds(passed, runs)
+    return {"low": low, "high": high}
 
 
 CaseStats = tuple[str, "float | None", tuple[float, ...], tuple[int, ...]]
