@@ -18,6 +18,7 @@ Each line is one fresh process: wall, CPU (user + system) and peak RSS.
     python bench/bench_scale.py                         # the default sizes
     python bench/bench_scale.py --skip examples --cases 1000 10000
     python bench/bench_scale.py --skip examples,run --repeat 3   # best of 3 processes a line
+    python bench/bench_scale.py --skip check,examples --cases 10000 --repeat 3
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ def runs(work: Path, sizes: list[int]) -> None:
             run = _run([*EVALDSL, "run", "--agent", f"{AGENTS}:{agent}", path.name,
                         "--json", f"rec{cases}.json", "-q"], work)
             beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
-            print(_row(f"run --json ({agent})", cases, run, f"beyond check {beyond:.0f} us CPU a case"))
+            extra = run["rss_mb"] - check["rss_mb"]
+            print(_row(f"run --json ({agent})", cases, run,
+                       f"beyond check {beyond:.0f} us CPU a case, {extra:+.0f} MB RSS"))
 
 
 def main() -> None:
@@ -127,7 +130,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     parser.add_argument("--cases", type=int, nargs="*", default=[10_000, 20_000])
     parser.add_argument("--skip", default="", help="comma list of: check, examples, run")
-    parser.add_argument("--repeat", type=int, default=1, help="processes per line; the least CPU is shown")
+    parser.add_argument("--repeat", "--repeats", type=int, default=1,
+                        help="cold processes per line; the least CPU is shown")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
     skip = set(filter(None, args.skip.split(",")))

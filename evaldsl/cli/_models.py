@@ -157,21 +157,20 @@ def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
 
 
 def unreached_dropped(previous: Any, setup: ModelSetup) -> Any:
-    """The record ``--resume`` finishes, without the cases whose runs failed because the
-    endpoint could not be reached (so they run again); the record as it is for an agent run.
+    """The record ``--resume`` finishes (`report._journal.Unfinished`), without the cases whose
+    runs failed because the endpoint could not be reached (so they run again); as it is for an agent run.
 
     A run that loses its endpoint half-way records the cases it could not reach as errors
     ("connection error ... (after 5 attempts)"); resuming once the endpoint is back finishes them.
+    The cases are read back one at a time, as `Unfinished.results` does.
     """
     if previous is None or not setup.backends:
         return previous
     from ..models._retry import endpoint_failed
 
-    kept = [c for c in previous.cases if not any(r.error is not None and endpoint_failed(r.error.message)
-                                                  for r in c.runs)]
-    if len(kept) == len(previous.cases):
-        return previous
-    return previous.model_copy(update={"cases": kept})
+    previous.cases = [entry for entry, case in zip(previous.cases, previous.results())
+                      if not any(r.error is not None and endpoint_failed(r.error.message) for r in case.runs)]
+    return previous
 
 
 def _judge(backend: Any, args: argparse.Namespace) -> Any:

@@ -33,18 +33,22 @@ def check_output_targets(args: argparse.Namespace) -> str | None:
     return None
 
 
-def write_outputs(report: Any, args: argparse.Namespace, *, upload: bool = True) -> bool:
-    """Write the JUnit and Markdown files asked for, then upload; False when a file was not written."""
-    from ..report._junit import write_junit
-    from ..report._markdown import write_markdown
+def write_outputs(full: Any, args: argparse.Namespace, *, upload: bool = True) -> bool:
+    """Write the JUnit and Markdown files asked for, then upload; False when a file was not written.
 
+    ``full()`` gives the whole record; it is called only when one of them is asked for (a run keeps its
+    cases on disk, and reading them back costs time and memory).
+    """
     ok = True
-    for path, write, what in ((args.junit_xml, write_junit, "JUnit XML"), (args.markdown, write_markdown,
-                                                                          "Markdown summary")):
+    for path, module, what in ((args.junit_xml, "_junit", "JUnit XML"), (args.markdown, "_markdown",
+                                                                         "Markdown summary")):
         if not path:
             continue
+        import importlib  # each writer imported only when asked for (ElementTree is not free)
+
+        write = getattr(importlib.import_module(f"..report.{module}", __package__), f"write{module}")
         try:
-            write(report, path)
+            write(full(), path)
         except OSError as exc:
             print(f"evaldsl: cannot write the {what} to {path}: {exc.strerror or exc}", file=sys.stderr)
             ok = False
@@ -53,7 +57,7 @@ def write_outputs(report: Any, args: argparse.Namespace, *, upload: bool = True)
     if upload and args.upload:
         from ..report._upload import print_upload, upload_record
 
-        print_upload(upload_record(report, args.upload))
+        print_upload(upload_record(full(), args.upload))
     return ok
 
 

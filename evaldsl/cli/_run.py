@@ -1,7 +1,7 @@
 """`evaldsl run`: load suites, run them against an agent, report, persist.
 
 Argument handling and wiring only; the work is the library's (`load`,
-`select_cases`, `arun_suite`, `RecordWriter`, `format_report`). The model
+`select_cases`, `run_cases`, `RecordKeeper`, `Digest`). The model
 options (``--model``, ``--judge``, sampling, cache) live in `_models`; with
 several ``--model`` values the whole run is repeated per model, one record
 each, and a comparison table (`report._models_table`) ends the output.
@@ -10,10 +10,14 @@ Records: ``--json FILE`` keeps one file; ``--out DIR`` adds a new
 ``DIR/<model>_<YYYYmmdd-HHMMSS>.json`` per run (a name is never reused, so
 runs sharing a directory cannot clobber each other); ``--resume FILE``
 finishes FILE in place, and only with the agent that started it (by name),
-so one record never mixes two agents. Each is rewritten atomically as cases
-finish. A record path that cannot be written is found before anything runs
-(the first write happens then); one that fails later is reported in one
-line, the run goes on, its report is printed, and the exit code is 3.
+so one record never mixes two agents. Each is written when the run starts;
+finished cases go to a journal beside it, folded into the record at the end
+(`report._journal`). The run keeps in memory only what its summary needs
+(`report._terminal.Digest`); JUnit, Markdown, HTML and the upload read the
+record back from disk, and only when asked for. A record path that cannot
+be written is found before anything runs (the first write happens then);
+one that fails later is reported in one line, the run goes on, its report
+is printed, and the exit code is 3.
 
 ``.evaldsl/`` in the current directory (pytest's ``.pytest_cache``) holds
 ``last.json``, the latest record, and ``lastfailed.json``, which ``--lf``
@@ -33,14 +37,14 @@ cases is 0: a CI matrix wider than the suite must not fail for it).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._types import positive_int, recorded_command
 
@@ -138,11 +142,15 @@ class _Plan:
 
     subject: Any
     todo: Sequence[Any]
-    builder: Any
-    writer: Any
+    keeper: Any
+    """The `RecordKeeper`: the record files and where each finished case is in them."""
+    digest: Any
+    """The terminal summary's `Digest`, kept as cases finish."""
     models: Any = None
     """The run's `ModelSetup` (model, judge, cache), from `_models`."""
     executor: Any = None
+    ran: list[Any] = field(default_factory=list)
+    """(position, file, name, status) of each case that ran this time, for the --lf cache."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -169,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]:
-    """One run against one agent, harness or model: (exit code, final report, its ModelSetup)."""
+    """One run against one agent, harness or model: (exit code, the record's meta and summary, its ModelSetup)."""
     plan = _plan(args, spec)
     if isinstance(plan, int):
         return plan, None, None
@@ -178,57 +186,73 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     from ..run._api import run_async
 
     progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)  # type: ignore[arg-type]
-    ran: list[Any] = []  # the cases that ran this time (not those resumed), for the --lf cache
+    keeper, digest, ran = plan.keeper, plan.digest, plan.ran
 
     def on_result(result: Any) -> None:
-        ran.append(result)
-        plan.builder.add(result)
-        progress.update(result)
-        plan.writer.touch()
+        position = keeper.add(result)  # a line in the journal: the result is on disk before anything else
+        digest.add(result, position)
+        ran.append((position, result.file, result.name, result.status))
+        if not args.quiet:
+            progress.update(result)
 
     started = time.monotonic()
     try:
-        plan.writer.write()  # the record exists from the start, so --resume works before any case ends
+        keeper.start(digest.summary())  # the record exists from the start, so --resume works at once
     except RecordWriteError as exc:  # nothing has run yet: a usage error
         print(f"evaldsl: {exc}", file=sys.stderr)
         return EXIT_USAGE, None, None
-    plan.writer.on_error = _warn_unwritten
+    keeper.on_error = _warn_unwritten
     try:
-        report = run_async(_drive(plan, args, on_result, progress))
+        stopped = run_async(_drive(plan, args, on_result, progress))
     except KeyboardInterrupt:
         progress.close()
         _note_cache(plan)
-        return _interrupted(plan, ran, started, args), None, plan.models
+        return _interrupted(plan, started, args), None, plan.models
     progress.close()
     _note_cache(plan)
-    final = plan.builder.build(complete=report.meta.complete)
-    _save(plan.writer, final, ran)
-    notes = [None if report.meta.complete else "stopped after the first failure (-x)", plan.models.cache_note()]
-    _print_report(final, started, "\n".join(n for n in notes if n) or None)
+    summary = _finish(plan, complete=not stopped)
+    notes = ["stopped after the first failure (-x)" if stopped else None, plan.models.cache_note()]
+    _print_report(digest, summary, started, "\n".join(n for n in notes if n) or None)
     from ._outputs import write_outputs
 
-    written = [_report_writes(plan.writer), write_outputs(final, args), _write_dashboard(args.html, final, plan.writer)]
+    full = _Full(plan, summary)
+    written = [_report_writes(keeper), write_outputs(full, args), _write_dashboard(args.html, full, keeper)]
+    from ..run._record import EvalReport
+
+    final = EvalReport(meta=keeper.meta, summary=summary)  # what the --model comparison reads
     if not all(written):  # every output attempted, whatever the first says
         return EXIT_INTERNAL, final, plan.models
     return (EXIT_OK if final.ok else EXIT_FAILED), final, plan.models
+
+
+class _Full:
+    """The whole record, read back from disk when an output first asks for it (JUnit, Markdown, HTML, upload)."""
+
+    def __init__(self, plan: _Plan, summary: Any) -> None:
+        self._plan, self._summary, self._report = plan, summary, None
+
+    def __call__(self) -> Any:
+        if self._report is None:
+            self._report = self._plan.keeper.report(self._summary)
+        return self._report
 
 
 def _note_cache(plan: _Plan) -> None:
     """Keep the cache's counts in the record's meta."""
     cache = plan.models.cache
     if cache is not None and plan.models.backends:
-        plan.builder.meta.cache = {"directory": str(cache.directory), "hits": cache.hits, "misses": cache.misses}
+        plan.keeper.meta.cache = {"directory": str(cache.directory), "hits": cache.hits, "misses": cache.misses}
 
 
-def _write_dashboard(path: str | None, report: Any, writer: Any) -> bool:
+def _write_dashboard(path: str | None, full: Any, keeper: Any) -> bool:
     """``--html FILE``: the dashboard of the final record; False (said on stderr) when it cannot be written."""
     if not path:
         return True
     from ..report._html import render_html, write_html
 
-    source = str(writer.written[0]) if writer.written else "this run"
+    source = str(keeper.written[0]) if keeper.written else "this run"
     try:
-        write_html(path, render_html([(source, report)]))
+        write_html(path, render_html([(source, full())]))
     except OSError as exc:
         print(f"evaldsl: cannot write the dashboard to {path}: {exc.strerror or exc}", file=sys.stderr)
         return False
@@ -236,17 +260,18 @@ def _write_dashboard(path: str | None, report: Any, writer: Any) -> bool:
     return True
 
 
-def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Namespace) -> int:
+def _interrupted(plan: _Plan, started: float, args: argparse.Namespace) -> int:
     """Ctrl-C: keep and report the finished cases."""
-    partial = plan.builder.build(complete=False)
-    _save(plan.writer, partial, ran)
-    kept = f"; finish it with --resume {plan.writer.written[0]}" if plan.writer.written else ""
-    _print_report(partial, started, f"interrupted: {len(partial.cases)} case(s) finished and kept{kept}")
-    _report_writes(plan.writer)
+    summary = _finish(plan, complete=False)
+    written = plan.keeper.written
+    kept = f"; finish it with --resume {written[0]}" if written else ""
+    _print_report(plan.digest, summary, started, f"interrupted: {summary.total} case(s) finished and kept{kept}")
+    _report_writes(plan.keeper)
     from ._outputs import write_outputs
 
-    write_outputs(partial, args, upload=False)  # an interrupted run is not uploaded
-    _write_dashboard(args.html, partial, plan.writer)
+    full = _Full(plan, summary)
+    write_outputs(full, args, upload=False)  # an interrupted run is not uploaded
+    _write_dashboard(args.html, full, plan.keeper)
     print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -254,9 +279,12 @@ def _interrupted(plan: _Plan, ran: list[Any], started: float, args: argparse.Nam
 def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     """Import the agent (or make the model ``spec``'s), load and select the cases, set up
     the record; or an exit code."""
-    from ..report._json import RecordWriter, record_stem
+    from ..report._json import record_stem
+    from ..report._keeper import RecordKeeper
+    from ..report._terminal import Digest
     from ..run._api import flatten_cases
-    from ..run._builder import ReportBuilder
+    from ..run._builder import now
+    from ..run._select import case_key
     from ._models import ModelUsage, model_setup, unreached_dropped
     from ._scale import executor, sharded
 
@@ -285,15 +313,22 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     if models.agent is not None:
         meta.backend = "model"
     selected = sharded(selected, args, meta, previous)
-    builder = ReportBuilder(flat, meta, previous)
-    todo = selected if previous is None else [c for c in selected if not builder.is_done(c)]
+    if meta.started_at is None:
+        meta.started_at = now()
+    paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
+    stem = record_stem(meta.agent, meta.started_at)
+    keeper = RecordKeeper((case_key(c.file, c.name) for c in flat), meta, paths, out_dir=args.out, stem=stem,
+                          optional=None if paths or args.out else LAST_RECORD)
+    digest = Digest()
+    if previous is not None:
+        keeper.resume(previous)
+        for case in previous.results():  # read back one at a time: a large record is never held whole
+            digest.add(case, keeper.position(case))
+    todo = selected if previous is None else [c for c in selected if not keeper.is_done(c.file, c.name)]
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)
-    paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
-    stem = record_stem(builder.meta.agent, builder.meta.started_at or datetime.now(timezone.utc))
-    writer = RecordWriter(lambda: builder.build(complete=False), paths, out_dir=args.out, stem=stem)
-    return _Plan(subject, todo, builder, writer, models, executor(args) if todo else None)
+    return _Plan(subject, todo, keeper, digest, models, executor(args) if todo else None)
 
 
 def _meta(args: argparse.Namespace, subject: Any, flat: Sequence[Any], previous: Any, last_failed: bool) -> Any:
@@ -311,29 +346,27 @@ def _meta(args: argparse.Namespace, subject: Any, flat: Sequence[Any], previous:
     return fill_meta(meta, subject, flat, args.concurrency, {k: v for k, v in selection.items() if v})
 
 
-def _print_report(report: Any, started: float, note: str | None) -> None:
-    from ..report._terminal import format_report, use_colour
+def _print_report(digest: Any, summary: Any, started: float, note: str | None) -> None:
+    from ..report._terminal import use_colour
 
-    text = format_report(report, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started, note=note)
+    text = digest.render(summary, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started, note=note)
     print(text, end="", flush=True)
 
 
-async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress: Any) -> Any:
-    """Run the cases while refreshing the progress line and flushing the record."""
+async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress: Any) -> bool:
+    """Run the cases while refreshing the progress line; True when -x stopped the run."""
     import asyncio  # here, not at the top: `evaldsl check` never pays for it
 
-    from ..run._api import arun_suite
+    from ..run._api import run_cases
 
-    task = asyncio.ensure_future(arun_suite(
+    task = asyncio.ensure_future(run_cases(
         plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
-        on_result=on_result, meta=plan.builder.meta, judge=plan.models.judge,
-        executor=plan.executor,
+        on_result=on_result, judge=plan.models.judge, executor=plan.executor,
     ))
     try:
         while not task.done():
             await asyncio.wait({task}, timeout=0.2)
             progress.tick()
-            plan.writer.flush_if_due()
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run turns it into KeyboardInterrupt
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -343,22 +376,49 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     return task.result()
 
 
-def _save(writer: Any, report: Any, ran: list[Any]) -> None:
-    """Write the record everywhere it goes, then the .evaldsl cache (best effort)."""
-    from ..report._json import write_atomic
+def _finish(plan: _Plan, *, complete: bool) -> Any:
+    """Fold the journals into the records, then update the .evaldsl cache (best effort); the summary."""
     from ..report._lastfailed import update_lastfailed
+    from ..run._builder import now
 
-    writer.write(report)
-    ran_keys = {(c.file, c.name) for c in ran}
-    ran_in_order = [c for c in report.cases if (c.file, c.name) in ran_keys]
-    for path, write in (
-        (LAST_RECORD, lambda: write_atomic(LAST_RECORD, report.model_dump_json(indent=2))),
-        (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran_in_order)),
-    ):
+    keeper = plan.keeper
+    summary = plan.digest.summary()
+    keeper.meta.finished_at, keeper.meta.complete = now(), complete
+    keeper.finish(summary)
+    ran: list[Any] = [_Ran(file, name, status) for _, file, name, status in sorted(plan.ran, key=lambda r: r[0])]
+    for path, write in ((LAST_RECORD, lambda: _copy_last(keeper, summary)),
+                        (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran))):
         try:
             write()
         except OSError as exc:
             print(f"evaldsl: warning: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+    return summary
+
+
+def _copy_last(keeper: Any, summary: Any) -> None:
+    """``.evaldsl/last.json``: a copy of the record (the record itself when the run named none)."""
+    import shutil
+
+    from ..report._json import write_temp
+
+    if keeper.optional_kept:
+        return  # the run named no record file: last.json is the record
+    if not keeper.written:  # every record file failed: last.json is the one copy on disk
+        keeper.save_copy(LAST_RECORD, summary)
+        return
+    source = keeper.written[0]
+    LAST_RECORD.parent.mkdir(parents=True, exist_ok=True)
+    with open(source, "rb") as src:
+        tmp = write_temp(LAST_RECORD.parent, LAST_RECORD.name, lambda fh: shutil.copyfileobj(src, fh, 1 << 20))
+    os.replace(tmp, LAST_RECORD)
+
+
+class _Ran(NamedTuple):
+    """A case that ran this time, as the --lf cache reads it."""
+
+    file: str
+    name: str
+    status: str
 
 
 def _warn_unseen(suites: list[Any], subject: Any) -> None:
@@ -375,13 +435,13 @@ def _warn_unwritten(error: Any) -> None:
     print(f"evaldsl: {error}; the run goes on", file=sys.stderr)
 
 
-def _report_writes(writer: Any) -> bool:
+def _report_writes(keeper: Any) -> bool:
     """Say where the record went, and where it could not go; False when a file was not written."""
-    for path in writer.written:
+    for path in keeper.written:
         print(f"evaldsl: record written to {path}", file=sys.stderr)
-    for error in writer.failed.values():
+    for error in keeper.failed.values():
         print(f"evaldsl: {error}; the report above is the only complete copy", file=sys.stderr)
-    return not writer.failed
+    return not keeper.failed
 
 
 def _check_targets(args: argparse.Namespace) -> None:
@@ -454,20 +514,18 @@ def _unique_files(paths: list[Path]) -> list[Path]:
     return out
 
 
-def _read(path: str) -> Any:
-    from ..report._json import RecordError, read_record
-
-    try:
-        return read_record(path)
-    except RecordError as exc:
-        raise _Usage(str(exc)) from None
-
-
 def _previous(args: argparse.Namespace, subject: Any) -> Any:
-    """The record --resume finishes, if any; refused when another agent made it."""
+    """What --resume finishes (the record and its journal, `report._journal.Unfinished`), if any;
+    refused when another agent made it."""
     if not args.resume:
         return None
-    previous = _read(args.resume)
+    from ..report._journal import read_unfinished
+    from ..report._json import RecordError
+
+    try:
+        previous = read_unfinished(args.resume)
+    except RecordError as exc:
+        raise _Usage(str(exc)) from None
     ours = args.model_name or subject.name
     if previous.meta.agent != ours:
         raise _Usage(f"--resume {args.resume}: the record is of agent {previous.meta.agent!r}, not {ours!r}; "

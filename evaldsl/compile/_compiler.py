@@ -41,7 +41,6 @@ from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
 from ._values import to_python, to_text
 
-
 Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
 """Texts standing in for `use` files on disk, by path (`compile(sources=...)`)."""
 

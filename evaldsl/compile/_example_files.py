@@ -15,8 +15,8 @@ import io
 import json
 import re
 import stat
-from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, overload
 
 from ..syntax import _ast as a

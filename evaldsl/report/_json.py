@@ -3,21 +3,11 @@
 Every write goes to a temporary file in the target's own directory, is
 flushed to disk, then renamed over the target with `os.replace`, which is
 atomic on POSIX and Windows: a reader (or a crash) sees the old record or
-the new one, never half of one. `evaldsl run` rewrites its record as cases
-finish, so an interrupted run keeps every finished case.
-
-Rewriting the whole record after each case costs O(cases) per write, so a
-run of many fast cases would spend most of its time writing. `RecordWriter`
-therefore writes after a finished case only when the time since the last
-write is at least ten times what that write took: with real agents (seconds
-per case) that is after every case; with 10,000 instant cases the writing
-stays within about a tenth of the run. A periodic `flush_if_due()` and a
-final write (also on Ctrl-C) put every remaining case on disk.
+the new one, never half of one. While `evaldsl run` runs, finished cases go
+to a journal beside the record, not into it (`_journal`, `_keeper`).
 
 A record that cannot be written (a folder where the file should be, a full
-disk, no permission) raises `RecordWriteError` naming the file, or, when the
-writer is given ``on_error``, is reported there once and retried at the next
-write: a run keeps going, and its report is not lost with the file.
+disk, no permission) raises `RecordWriteError` naming the file.
 
 `--out DIR` names records ``<model>_<YYYYmmdd-HHMMSS>.json``. The name is
 claimed with a hard link (or ``O_EXCL``), which fails if the file exists, so
@@ -30,11 +20,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -56,12 +45,23 @@ class RecordWriteError(OSError):
         super().__init__(f"cannot write the record to {os.fspath(path)}: {cause.strerror or cause}")
 
 
-def read_record(path: str | os.PathLike[str]) -> EvalReport:
+def read_record(path: str | os.PathLike[str], *, journal_ok: bool = False) -> EvalReport:
     """Load a JSON run record.
+
+    A record with a journal beside it (``RECORD.json.journal``: a run still
+    going, or one killed before it finished) is refused, since the record
+    alone lacks the journal's cases; ``evaldsl run --resume RECORD``
+    finishes it. ``journal_ok`` reads the record file regardless.
 
     Raises:
         RecordError: naming the file and what is wrong with it.
     """
+    journal = Path(os.fspath(path) + ".journal")
+    if not journal_ok and journal.exists():
+        raise RecordError(
+            f"{os.fspath(path)} is not finished: its journal {journal} holds cases the record does not "
+            "(a run still going, or one stopped before it could finish the record); finish it with "
+            f"`evaldsl run ... --resume {os.fspath(path)}` (the same suites and agent)")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -92,13 +92,19 @@ def claim_unique(directory: str | os.PathLike[str], stem: str, text: str) -> Pat
     folder.mkdir(parents=True, exist_ok=True)
     tmp = _write_temp(folder, stem, text)
     try:
-        for n in range(1, 10_000):
-            candidate = folder / (f"{stem}.json" if n == 1 else f"{stem}_{n}.json")
-            if _claim(tmp, candidate):
-                return candidate
-        raise FileExistsError(f"no free record name for {stem} in {folder}")
+        return claim_from(tmp, folder, stem)
     finally:
         _unlink(tmp)
+
+
+def claim_from(tmp: str, folder: Path, stem: str) -> Path:
+    """Give the written temporary file ``tmp`` the first free name ``folder/stem.json``, ``stem_2.json``, ...
+    (``tmp`` is left for the caller to remove)."""
+    for n in range(1, 10_000):
+        candidate = folder / (f"{stem}.json" if n == 1 else f"{stem}_{n}.json")
+        if _claim(tmp, candidate):
+            return candidate
+    raise FileExistsError(f"no free record name for {stem} in {folder}")
 
 
 def record_stem(model: str, when: datetime) -> str:
@@ -107,97 +113,16 @@ def record_stem(model: str, when: datetime) -> str:
     return f"{safe}_{when.strftime('%Y%m%d-%H%M%S')}"
 
 
-class RecordWriter:
-    """Keeps a run's record files up to date as cases finish.
-
-    Args:
-        build: makes the current (partial) report when a write is due.
-        paths: files to (re)write, e.g. ``--json FILE`` and ``--resume FILE``.
-        out_dir: a directory in which to claim a fresh ``<stem>.json``.
-        stem: the name to claim there (see `record_stem`).
-        on_error: called with the `RecordWriteError` when a file that was
-            written fine (or not yet tried) fails; the other files are still
-            written, and `failed` holds every file whose last write failed.
-            Without it, a failure raises the `RecordWriteError`.
-    """
-
-    def __init__(
-        self,
-        build: Callable[[], EvalReport],
-        paths: Sequence[str | os.PathLike[str]] = (),
-        *,
-        out_dir: str | os.PathLike[str] | None = None,
-        stem: str = "agent",
-        on_error: Callable[[RecordWriteError], None] | None = None,
-    ) -> None:
-        self._build = build
-        self._paths = [Path(p) for p in paths]
-        self._out_dir = Path(out_dir) if out_dir is not None else None
-        self._stem = stem
-        self.on_error = on_error
-        self.out_path: Path | None = None
-        self.failed: dict[Path, RecordWriteError] = {}  # latest write failed (an --out dir by its name)
-        self._dirty = False
-        self._last_end = 0.0
-        self._last_cost = 0.0
-
-    @property
-    def paths(self) -> list[Path]:
-        """Every file this writer keeps (the claimed --out file once claimed)."""
-        return self._paths + ([self.out_path] if self.out_path else [])
-
-    @property
-    def written(self) -> list[Path]:
-        """The files whose latest write succeeded."""
-        return [p for p in self.paths if p not in self.failed]
-
-    def touch(self) -> None:
-        """Note that the report changed; writes now if a write is due."""
-        self._dirty = True
-        self.flush_if_due()
-
-    def flush_if_due(self) -> None:
-        """Write if something changed and the throttle allows it."""
-        if self._dirty and time.monotonic() - self._last_end >= 10 * self._last_cost:
-            self.write()
-
-    def write(self, report: EvalReport | None = None) -> None:
-        """Write every file now (``report``, or a freshly built one)."""
-        start = time.monotonic()
-        text = (report or self._build()).model_dump_json(indent=2)
-        for path in self._paths:
-            self._attempt(path, write_atomic, path, text)
-        if self._out_dir is not None:
-            if self.out_path is None:
-                self.out_path = self._attempt(self._out_dir, claim_unique, self._out_dir, self._stem, text)
-            else:
-                self._attempt(self.out_path, write_atomic, self.out_path, text)
-        self._dirty = False
-        self._last_end = time.monotonic()
-        self._last_cost = self._last_end - start
-
-
-    def _attempt(self, target: Path, write: Callable[..., Any], *args: Any) -> Any:
-        """``write(*args)``, with a failure raised, or noted and reported once."""
-        try:
-            result = write(*args)
-        except OSError as exc:
-            error = RecordWriteError(target, exc)
-            if self.on_error is None:
-                raise error from exc
-            if target not in self.failed:
-                self.on_error(error)
-            self.failed[target] = error
-            return None
-        self.failed.pop(target, None)
-        return result
-
-
 def _write_temp(folder: Path, name: str, text: str) -> str:
+    return write_temp(folder, name, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def write_temp(folder: Path, name: str, fill: Callable[[IO[bytes]], Any]) -> str:
+    """A new temporary file in ``folder`` (named after ``name``) that ``fill`` writes, fsynced; its path."""
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fill(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)

@@ -21,8 +21,8 @@ import time
 from collections import Counter
 from typing import TextIO
 
-from ..run._record import CaseResult, EvalReport
-from ..run._stats import summarize
+from ..run._record import CaseResult, EvalReport, Summary
+from ..run._stats import CaseStats, case_stats, summarize_stats
 from ._numbers import num as _num
 from ._numbers import pct as _pct
 from ._numbers import secs as _secs
@@ -118,45 +118,90 @@ def format_report(
     report: EvalReport, *, colour: bool = False, elapsed_s: float | None = None, note: str | None = None
 ) -> str:
     """The human summary of a report: table, statistics, failures, count line."""
-    parts = [_table(report), _statistics(report)]
-    partial = [c for c in report.cases if c.status in ("passed", "xpassed") and partial_credits(c)]
-    if partial:
-        parts.append(_rule("partial credit", colour, "33"))
-        parts.append("\n".join(_describe_partial(c, colour) for c in partial))
-    failures = [c for c in report.cases if c.status in ("failed", "error")]
-    if failures:
-        parts.append(_rule("short summary", colour, "31"))
-        parts.append("\n".join(_describe_failure(c, colour) for c in failures))
-    warned = _warnings(report)
-    if warned:
-        parts.append(warned)
-    if note:
-        parts.append(note)
-    parts.append(_final_line(report, colour, elapsed_s))
-    return "\n".join(parts) + "\n"
-
-
-def _table(report: EvalReport) -> str:
-    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    digest = Digest()
     for case in report.cases:
-        groups.setdefault((case.suite, case.file), []).append(case)
-    header = [
-        "suite", "file", "cases", "passed", "failed", "errors", "skipped", "xfailed", "xpassed",
-        "accuracy", "score", "p50",
-    ]
-    rows = [_row(suite, _shown(file), cases) for (suite, file), cases in groups.items()]
-    if len(groups) != 1:
-        rows.append(_row("total", "", report.cases))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = []
-    for row in [header, *rows]:
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+        digest.add(case)
+    return digest.render(report.summary, colour=colour, elapsed_s=elapsed_s, note=note)
 
 
-def _row(suite: str, file: str, cases: list[CaseResult]) -> list[str]:
-    s = summarize(cases)
+class Digest:
+    """What the summary shows of each case, kept as the cases finish, so that a run need not keep them.
+
+    Per case: its table numbers (`CaseStats`); for a case that failed, passed
+    on partial credit, or had its artifacts changed to be recorded, the text
+    the summary prints of it, made at once (the label's colour is added at
+    the end). Cases may be added in any order: ``position`` (the case's
+    place in the record) puts the groups and the listings in record order.
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str], list[CaseStats]] = {}
+        self._first: dict[tuple[str, str], int] = {}
+        self._notes: list[tuple[int, str, str, str]] = []  # (position, kind, status, text after the label)
+        self._count = 0
+
+    def add(self, case: CaseResult, position: int | None = None) -> None:
+        """Count one finished case (``position``: its place in the record; default: after the last)."""
+        position = self._count if position is None else position
+        self._count += 1
+        group = (case.suite, case.file)
+        stats = self._groups.get(group)
+        if stats is None:
+            stats = self._groups[group] = []
+            self._first[group] = position
+        elif position < self._first[group]:
+            self._first[group] = position
+        stats.append(case_stats(case))
+        if case.status in ("failed", "error"):
+            self._notes.append((position, "failure", case.status, _failure_body(case)))
+        elif case.status in ("passed", "xpassed") and (partial := partial_credits(case)):
+            self._notes.append((position, "partial", case.status, _partial_body(case, partial)))
+        if any(r.warnings for r in case.runs):
+            self._notes.append((position, "warning", case.status, _warning_line(case)))
+
+    def summary(self) -> Summary:
+        """The summary over every case added."""
+        return summarize_stats([s for stats in self._groups.values() for s in stats])
+
+    def render(self, summary: Summary | None = None, *, colour: bool = False, elapsed_s: float | None = None,
+               note: str | None = None) -> str:
+        """The summary text (`format_report`'s)."""
+        summary = summary or self.summary()
+        parts = [self._table(), _statistics(summary)]
+        notes = sorted(self._notes, key=lambda n: n[0])
+        for kind, title, code in (("partial", "partial credit", "33"), ("failure", "short summary", "31")):
+            shown = [_paint(_LABELS[status], _COLOURS[status], colour) + " " + body
+                     for _, k, status, body in notes if k == kind]
+            if shown:
+                parts.append(_rule(title, colour, code))
+                parts.append("\n".join(shown))
+        warned = [body for _, k, _, body in notes if k == "warning"]
+        if warned:
+            parts.append("recorded with changes (values JSON cannot hold; see `warnings` in the record):\n  "
+                         + "\n  ".join(warned))
+        if note:
+            parts.append(note)
+        parts.append(_final_line(summary, colour, elapsed_s))
+        return "\n".join(parts) + "\n"
+
+    def _table(self) -> str:
+        groups = sorted(self._groups.items(), key=lambda item: self._first[item[0]])
+        header = [
+            "suite", "file", "cases", "passed", "failed", "errors", "skipped", "xfailed", "xpassed",
+            "accuracy", "score", "p50",
+        ]
+        rows = [_row(suite, _shown(file), summarize_stats(stats)) for (suite, file), stats in groups]
+        if len(groups) != 1:
+            rows.append(_row("total", "", summarize_stats([s for _, stats in groups for s in stats])))
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        lines = []
+        for row in [header, *rows]:
+            cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+            lines.append("  ".join(cells).rstrip())
+        return "\n".join(lines)
+
+
+def _row(suite: str, file: str, s: Summary) -> list[str]:
     return [
         suite, file, str(s.total), str(s.passed), str(s.failed), str(s.errors), str(s.skipped),
         str(s.xfailed), str(s.xpassed),
@@ -164,8 +209,7 @@ def _row(suite: str, file: str, cases: list[CaseResult]) -> list[str]:
     ]
 
 
-def _statistics(report: EvalReport) -> str:
-    s = report.summary
+def _statistics(s: Summary) -> str:
     ran = s.total - s.skipped
     lines = [
         f"accuracy {_pct(s.accuracy)} ({s.passed + s.xpassed}/{ran} cases that ran)"
@@ -176,17 +220,18 @@ def _statistics(report: EvalReport) -> str:
     return "\n" + "\n".join(lines)
 
 
-def _describe_failure(case: CaseResult, colour: bool) -> str:
-    label = _paint(_LABELS[case.status], _COLOURS[case.status], colour)
-    head = f"{label} {_shown(case.file)}:{case.line} {case.suite}::{case.name}"
+def _failure_body(case: CaseResult) -> str:
+    """A failed case in the short summary, after its label."""
+    head = f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}"
     n = len(case.runs)
     if n > 1:
         passed = sum(r.passed for r in case.runs)
         head += f"  ({passed}/{n} runs passed, needed {case.required_pass_rate:.0%})"
     lines = [head]
-    for (etype, message), count in run_errors(case).items():
-        times = f" [{count} of {n} runs]" if n > 1 else ""
-        lines.append(f"  error: {etype}: {_indent(message)}{times}")
+    if any(r.error is not None for r in case.runs):  # most failures are expectations: no Counter to make
+        for (etype, message), count in run_errors(case).items():
+            times = f" [{count} of {n} runs]" if n > 1 else ""
+            lines.append(f"  error: {etype}: {_indent(message)}{times}")
     for label_, where, detail, count in failed_expectations(case):
         times = f" [failed in {count} of {n} runs]" if n > 1 else ""
         lines.append(f"  x expect {label_}  ({where}){times}")
@@ -195,13 +240,13 @@ def _describe_failure(case: CaseResult, colour: bool) -> str:
     return "\n".join(lines)
 
 
-def _describe_partial(case: CaseResult, colour: bool) -> str:
-    """A case that passed only through a fallback: the score, and each expectation that gave credit below 1."""
-    label = _paint(_LABELS[case.status], _COLOURS[case.status], colour)
-    lines = [f"{label} {_shown(case.file)}:{case.line} {case.suite}::{case.name}  "
+def _partial_body(case: CaseResult, partial: list[tuple[str, str, str | None, int]]) -> str:
+    """A case that passed only through a fallback, after its label: the score, and each expectation
+    that gave credit below 1."""
+    lines = [f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}  "
              f"(partial credit, score {_num(case.score)})"]
     n = len(case.runs)
-    for label_, where, detail, count in partial_credits(case):
+    for label_, where, detail, count in partial:
         lines.append(f"  ~ expect {label_}  ({where})" + (f" [in {count} of {n} runs]" if n > 1 else ""))
         if detail:
             lines.append(f"      {_indent(detail, 6)}")
@@ -227,17 +272,11 @@ def shorten_message(text: str, limit: int = SHOWN_MESSAGE) -> str:
     return f"{text[:limit]}... ({len(text) - limit:,} more characters, in the record)"
 
 
-def _warnings(report: EvalReport) -> str | None:
-    """One line per case whose runs' artifacts had to be changed to be recorded."""
-    lines = []
-    for case in report.cases:
-        notes = list(dict.fromkeys(w for r in case.runs for w in r.warnings))
-        if notes:
-            shown = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more" if len(notes) > 3 else "")
-            lines.append(f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}: {shorten_message(shown, 300)}")
-    if not lines:
-        return None
-    return "recorded with changes (values JSON cannot hold; see `warnings` in the record):\n  " + "\n  ".join(lines)
+def _warning_line(case: CaseResult) -> str:
+    """The line of a case whose runs' artifacts had to be changed to be recorded."""
+    notes = list(dict.fromkeys(w for r in case.runs for w in r.warnings))
+    shown = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more" if len(notes) > 3 else "")
+    return f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}: {shorten_message(shown, 300)}"
 
 
 def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:
@@ -260,8 +299,7 @@ def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, in
     return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
 
 
-def _final_line(report: EvalReport, colour: bool, elapsed_s: float | None) -> str:
-    s = report.summary
+def _final_line(s: Summary, colour: bool, elapsed_s: float | None) -> str:
     counts = [
         (s.failed, "failed"), (s.passed, "passed"), (s.skipped, "skipped"),
         (s.xfailed, "xfailed"), (s.xpassed, "xpassed"), (s.errors, "error" if s.errors == 1 else "errors"),

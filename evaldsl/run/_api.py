@@ -211,13 +211,29 @@ async def _arun(
 
     gc.freeze()  # the compiled suite is long-lived: keep the collector from rescanning it every run
     try:
-        extra = {} if executor is None else {"execute": executor.execute}
-        _, stopped = await schedule(
-            subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge, on_result=on_case, **extra
-        )
+        stopped = await run_cases(subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge,
+                                  on_result=on_case, executor=executor)
     finally:
         gc.unfreeze()
     return builder.build(complete=not stopped)
+
+
+async def run_cases(
+    subject: Subject,
+    cases: Sequence[CompiledCase],
+    *,
+    on_result: OnResult,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    exitfirst: bool = False,
+    judge: JudgeFn | None = None,
+    executor: Any = None,
+) -> bool:
+    """Run ``cases`` (already selected) and hand each result to ``on_result``, keeping none;
+    True when ``-x`` stopped the run. What `evaldsl run` calls, which keeps its results on disk."""
+    extra = {} if executor is None else {"execute": executor.execute}
+    _, stopped = await schedule(subject, cases, concurrency=concurrency, exitfirst=exitfirst, judge=judge,
+                                on_result=on_result, keep=False, **extra)
+    return stopped
 
 
 def fill_meta(

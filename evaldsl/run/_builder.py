@@ -2,9 +2,9 @@
 
 Case results arrive in the order they finish; a report lists them in file
 and case order. `ReportBuilder` keeps that order and can produce a report
-at any moment, which is what lets `evaldsl run` rewrite its record after
-every finished case, and what `--resume` builds on: a previous record's
-cases are seeded into the builder and only the missing ones are run.
+at any moment; `run_suite` resumes on it: a previous record's cases are
+seeded into the builder and only the missing ones are run. (`evaldsl run`
+keeps its results on disk instead: `report._keeper`.)
 
 Also here: the run's metadata (version, times, suites, git commit). The git
 commit is read from the `.git` directory with plain file reads (HEAD, the

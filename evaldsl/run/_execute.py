@@ -135,28 +135,31 @@ async def execute_run(
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
                       predicates=predicates)
     try:  # scoring's loop time, from `scored` on, is added to the clock by evaluate
-        results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
-                                             began=scored)
+        results, eval_error = await _evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
+                                              began=scored)
     finally:
         disarm_matches()
     return _scored(index, latency, artifacts, warnings, results, eval_error)
 
 
 def _scored(index: int, latency: float, artifacts: RunArtifacts, warnings: Sequence[str],
-            results: list[ExpectationResult], eval_error: ErrorInfo | None) -> RunResult:
-    """The result of a run whose agent returned artifacts."""
+            results: list[dict[str, Any]], eval_error: ErrorInfo | None) -> RunResult:
+    """The result of a run whose agent returned artifacts (its expectations' results as fields:
+    one validation of the whole run costs less than one per expectation)."""
     error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
-    score = 0.0 if error else _product(r.credit for r in results)
-    return RunResult(
-        index=index,
-        passed=error is None and all(r.passed for r in results),
-        score=score,
-        latency_s=latency,
-        error=error,
-        expectations=results,
-        artifacts=artifacts,
-        **({"warnings": list(warnings)} if warnings else {}),  # most runs have none: skip validating an empty list
-    )
+    score = 0.0 if error else _product(r["credit"] for r in results)
+    fields: dict[str, Any] = {
+        "index": index,
+        "passed": error is None and all(r["passed"] for r in results),
+        "score": score,
+        "latency_s": latency,
+        "error": error,
+        "expectations": results,
+        "artifacts": artifacts,
+    }
+    if warnings:  # most runs have none: skip validating an empty list
+        fields["warnings"] = list(warnings)
+    return RunResult.model_validate(fields)
 
 
 async def evaluate(
@@ -175,8 +178,22 @@ async def evaluate(
     on the loop (not awaiting a judge), from ``began`` (default: now), is
     added to ``clock.busy``.
     """
+    results, error = await _evaluate(expectations, ctx, pool=pool, timeout=timeout, clock=clock, began=began)
+    return [ExpectationResult.model_validate(r) for r in results], error
+
+
+async def _evaluate(
+    expectations: tuple[CompiledExpectation, ...],
+    ctx: EvalContext,
+    *,
+    pool: DaemonPool,
+    timeout: float,
+    clock: LoopClock | None = None,
+    began: float | None = None,
+) -> tuple[list[dict[str, Any]], ErrorInfo | None]:
+    """`evaluate`, each result as the fields of an `ExpectationResult` (validated with its run)."""
     clock = clock if clock is not None else LoopClock()
-    results: list[ExpectationResult] = []
+    results: list[dict[str, Any]] = []
     first_error: ErrorInfo | None = None
     began = time.perf_counter() if began is None else began
     for exp in expectations:
@@ -396,12 +413,11 @@ def _as_outcome(value: Any) -> Outcome:
     raise TypeError(f"an expectation returned {type(value).__name__}, not an Outcome")
 
 
-def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
+def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> dict[str, Any]:
     if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
         detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
-    return ExpectationResult(
-        label=exp.label, passed=credit > 0, credit=credit, detail=detail, file=exp.file, line=exp.line
-    )
+    return {"label": exp.label, "passed": credit > 0, "credit": credit, "detail": detail, "file": exp.file,
+            "line": exp.line}
 
 
 def _own_time(subject: Subject, start: float, stolen: float) -> float:

@@ -70,53 +70,54 @@ async def schedule(
     on_result: OnResult | None = None,
     pool: DaemonPool | None = None,
     execute: RunUnit = execute_run,
+    keep: bool = True,
 ) -> tuple[list[CaseResult | None], bool]:
     """Run every case; returns (results aligned with ``cases``, stopped early by -x).
 
-    A result is None for a case that `-x` kept from finishing. Cancelling
+    A result is None for a case that `-x` kept from finishing; with ``keep``
+    false no result is kept (the list is empty): ``on_result`` has each, and
+    a run's results are released as its case ends. Cancelling
     the calling task (Ctrl-C) cancels every run in flight and propagates.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     pool = pool or DaemonPool()
-    results: list[CaseResult | None] = [None] * len(cases)
-    slots: dict[int, _Slot] = {}
+    results: list[CaseResult | None] = [None] * len(cases) if keep else []
 
     def finish(index: int, result: CaseResult) -> None:
-        results[index] = result
+        if keep:
+            results[index] = result
         if on_result is not None:
             on_result(result)
         if exitfirst and result.status in ("failed", "error"):
             raise _Stop
 
     lazy = isinstance(cases, (LazyCases, SuiteCases))
-    if not lazy:
+    slots: dict[int, _Slot] = {}  # the cases with runs in flight (a slot is released when its case ends)
+
+    def pending() -> Iterator[tuple[int, CompiledCase]]:
+        """The cases that run, in order; a skipped case is finished here."""
         for i, case in enumerate(cases):
             if case.settings.skip is not None:
                 finish(i, case_result(case, ()))
             else:
-                slots[i] = _Slot(case)
+                yield i, case
 
-    def units() -> Iterator[tuple[int, int]]:
-        if lazy:  # cases made when read (examples rows): each made as a worker reaches it, dropped when done
-            for i, case in enumerate(cases):
-                if case.settings.skip is not None:
-                    finish(i, case_result(case, ()))
-                    continue
-                slot = slots[i] = _Slot(case)
-                for r in range(len(slot.runs)):
-                    yield i, r
-            return
-        for i, slot in slots.items():
+    # Cases made when read (examples rows) are made once, as a worker reaches each, and dropped when
+    # done; cases already in memory are gone over first, so skipped ones are reported before any run.
+    ran = None if lazy else list(pending())
+
+    def units() -> Iterator[tuple[_Slot, int, int]]:
+        for i, case in pending() if ran is None else ran:
+            slot = slots[i] = _Slot(case)
             for r in range(len(slot.runs)):
-                yield i, r
+                yield slot, i, r
 
     todo = units()
     clock = LoopClock()
 
     async def worker() -> None:
-        for i, r in todo:  # one shared iterator: each unit is taken once
-            slot = slots[i]
+        for slot, i, r in todo:  # one shared iterator: each unit is taken once
             try:
                 run = await execute(
                     subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
@@ -130,11 +131,10 @@ async def schedule(
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:
-                if lazy:
-                    del slots[i]
+                del slots[i]
                 finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
 
-    total_units = concurrency if lazy else sum(len(s.runs) for s in slots.values())
+    total_units = concurrency if ran is None else sum(max(1, case.settings.repeat) for _, case in ran)
 
     def busy(seconds: float) -> None:  # a worker thread's match held the loop: other runs get the time back
         clock.busy += seconds

@@ -29,14 +29,20 @@ def wilson_interval(passed: int, runs: int, z: float = Z_95) -> Interval:
     for the small N of repeated agent runs (1 of 1 passed gives about
     [0.21, 1], not [1, 1]). With no runs it is the whole of [0, 1].
     """
+    low, high = wilson_bounds(passed, runs, z)
+    return Interval(low=low, high=high)
+
+
+def wilson_bounds(passed: int, runs: int, z: float = Z_95) -> tuple[float, float]:
+    """`wilson_interval`'s (low, high), without the model."""
     if runs <= 0:
-        return Interval(low=0.0, high=1.0)
+        return 0.0, 1.0
     p = passed / runs
     z2 = z * z
     denom = 1 + z2 / runs
     centre = (p + z2 / (2 * runs)) / denom
     half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denom
-    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def nearest_rank(values: Sequence[float], percent: float) -> float | None:
@@ -79,26 +85,50 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
         return CaseResult(status="skipped", **base)  # type: ignore[arg-type]
     n = len(runs)
     passed = sum(r.passed for r in runs)
-    return CaseResult(
+    base.update(
         status=case_status(runs, s.pass_rate, s.xfail is not None),
         score=sum(r.score for r in runs) / n if n else 0.0,
         pass_rate=passed / n if n else 0.0,
-        wilson_95=wilson_interval(passed, n),
+        wilson_95=_wilson_fields(passed, n),
         latency_s=sum(r.latency_s for r in runs) / n if n else None,
         runs=list(runs),
-        **base,  # type: ignore[arg-type]
+    )
+    return CaseResult.model_validate(base)  # one validation, the interval's fields with it
+
+
+def _wilson_fields(passed: int, runs: int) -> dict[str, float]:
+    low, high = wilson_bounds(passed, runs)
+    return {"low": low, "high": high}
+
+
+CaseStats = tuple[str, "float | None", tuple[float, ...], tuple[int, ...]]
+"""What a summary needs of a case: (status, score, its runs' latencies, the token counts its runs reported)."""
+
+
+def case_stats(case: CaseResult) -> CaseStats:
+    """The `CaseStats` of a case result (what `summarize` reads of it)."""
+    runs = case.runs
+    return (
+        case.status,
+        case.score,
+        tuple(r.latency_s for r in runs),
+        tuple(r.artifacts.tokens for r in runs if r.artifacts is not None and r.artifacts.tokens is not None),
     )
 
 
 def summarize(cases: Sequence[CaseResult]) -> Summary:
     """The `Summary` of a list of case results."""
+    return summarize_stats([case_stats(c) for c in cases])
+
+
+def summarize_stats(cases: Sequence[CaseStats]) -> Summary:
+    """The `Summary` of cases given by their `CaseStats` (a run that keeps no case results in memory)."""
     counts = {status: 0 for status in ("passed", "failed", "error", "skipped", "xfailed", "xpassed")}
     for case in cases:
-        counts[case.status] += 1
-    ran = [c for c in cases if c.status != "skipped"]
-    runs = [r for c in ran for r in c.runs]
-    latencies = [r.latency_s for r in runs]
-    tokens = [r.artifacts.tokens for r in runs if r.artifacts is not None and r.artifacts.tokens is not None]
+        counts[case[0]] += 1
+    ran = [c for c in cases if c[0] != "skipped"]
+    latencies = [x for c in ran for x in c[2]]
+    tokens = [x for c in ran for x in c[3]]
     return Summary(
         total=len(cases),
         passed=counts["passed"],
@@ -107,9 +137,9 @@ def summarize(cases: Sequence[CaseResult]) -> Summary:
         skipped=counts["skipped"],
         xfailed=counts["xfailed"],
         xpassed=counts["xpassed"],
-        runs=len(runs),
+        runs=len(latencies),
         accuracy=(counts["passed"] + counts["xpassed"]) / len(ran) if ran else None,
-        average_score=sum(c.score or 0.0 for c in ran) / len(ran) if ran else None,
+        average_score=sum(c[1] or 0.0 for c in ran) / len(ran) if ran else None,
         latency_mean_s=sum(latencies) / len(latencies) if latencies else None,
         latency_p50_s=nearest_rank(latencies, 50),
         latency_p95_s=nearest_rank(latencies, 95),

@@ -120,6 +120,18 @@ def test_passing_run_exits_0_and_writes_the_record(work: Path) -> None:
     assert data["meta"]["command"].startswith("evaldsl run ok.evl --agent e2e_agent:agent")
     assert data["summary"]["tokens_total"] == 5
     assert record(work / ".evaldsl" / "last.json") == data
+    assert not list(work.rglob("*.journal")) and not list(work.rglob("*.tmp"))  # folded in, removed
+
+
+def test_a_run_with_no_record_file_keeps_its_record_in_last_json(work: Path) -> None:
+    proc = evaldsl(work, "basic.evl", *AGENT_SPEC, "-q")
+    assert proc.returncode == 1 and "record written" not in proc.stderr, proc.stderr
+    data = record(work / ".evaldsl" / "last.json")
+    assert [c["name"] for c in data["cases"]] == ["passes", "fails"] and data["meta"]["complete"] is True
+    assert not list(work.rglob("*.journal")) and not list(work.rglob("*.tmp"))
+    shown = subprocess.run([sys.executable, "-m", "evaldsl", "report", ".evaldsl/last.json", "-o", "r.html"],
+                           cwd=work, capture_output=True, text=True)
+    assert shown.returncode == 0 and (work / "r.html").exists(), shown.stderr
 
 
 def test_a_failure_exits_1_and_is_spelled_out(work: Path) -> None:
@@ -410,25 +422,38 @@ def test_a_record_that_fails_during_the_run_is_reported_and_the_run_goes_on(
     import errno
 
     from evaldsl import cli
-    from evaldsl.report import _json
+    from evaldsl.report import _journal
 
-    real, writes = _json.write_atomic, []
+    real_append, real_temp, writes = _journal.Journal.append, _journal.write_temp, []
 
-    def disk_fills_up(path: Any, text: str) -> None:
-        if Path(path).name == "r.json":
-            writes.append(path)
-            if len(writes) > 1:  # the first write, before the run, succeeds
-                raise OSError(errno.ENOSPC, "No space left on device")
-        real(path, text)
+    def full(*_: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def append(journal: Any, line: bytes) -> int:  # the first case's line goes in; then the disk is full
+        writes.append(line)
+        if len(writes) > 1:
+            full()
+        return real_append(journal, line)
+
+    def temp(folder: Path, name: str, fill: Any) -> str:  # the start's record is written; the end's is not
+        if writes and name.startswith("r.json"):
+            full()
+        return real_temp(folder, name, fill)
 
     monkeypatch.chdir(work)
-    monkeypatch.setattr(_json, "write_atomic", disk_fills_up)
-    code = cli.main(["run", "basic.evl", *AGENT_SPEC, "--json", "r.json", "-q"])
+    monkeypatch.setattr(_journal.Journal, "append", append)
+    monkeypatch.setattr(_journal, "write_temp", temp)
+    code = cli.main(["run", "basic.evl", *AGENT_SPEC, "--json", "r.json", "-j", "1", "-q"])
     out, err = capsys.readouterr()
     assert code == 3 and "1 failed, 1 passed" in out and "Traceback" not in err
     assert "evaldsl: cannot write the record to r.json: No space left on device; the report above" in err
     assert all(line.startswith("evaldsl: cannot write the record to r.json") for line in err.splitlines())
-    assert len(writes) > 1 and record(work / ".evaldsl" / "last.json")["summary"]["total"] == 2
+    assert len(err.splitlines()) == 2  # once when it failed (the run went on), once at the end
+    assert len(writes) == 2 and record(work / ".evaldsl" / "last.json")["summary"]["total"] == 2
+    assert [c["name"] for c in record(work / ".evaldsl" / "last.json")["cases"]] == ["passes", "fails"]
+    # what reached the disk is resumable: the record of the start, and the journal's first line
+    resumed = evaldsl(work, "basic.evl", *AGENT_SPEC, "--resume", "r.json", "-q")
+    assert "1 case(s) done, 1 to run" in resumed.stderr and len(record(work / "r.json")["cases"]) == 2
 
 
 # ---- the harness path ------------------------------------------------------------------------
@@ -469,7 +494,7 @@ def test_an_internal_error_exits_3_with_its_traceback(
         raise RuntimeError("a bug in the report")
 
     monkeypatch.chdir(work)
-    monkeypatch.setattr(_terminal, "format_report", broken)
+    monkeypatch.setattr(_terminal.Digest, "render", broken)
     code = cli.main(["run", "basic.evl", *AGENT_SPEC, "-q"])
     err = capsys.readouterr().err
     assert code == 3
@@ -558,3 +583,104 @@ def test_an_agents_keyboard_interrupt_stops_the_run_as_ctrl_c_without_false_erro
     assert data["meta"]["complete"] is False
     assert [(c["name"], c["status"]) for c in data["cases"]] == [("0 fine", "passed")]
     assert "CancelledError" not in done.stdout and "--resume out.json" in done.stdout + done.stderr
+
+
+# ---- kill -9 at any moment: --resume finishes from whatever is on disk ----------------------------
+
+KILLABLE = '''
+import os, time
+from evaldsl import RunArtifacts
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def agent(prompt):
+    log = os.path.join(HERE, "prompts.log")
+    calls = len(open(log).read().splitlines()) if os.path.exists(log) else 0
+    with open(log, "a") as fh:
+        fh.write(prompt + "\\n")
+    if calls == int(os.environ.get("E2E_BLOCK_AT", "-1")):  # the earlier cases are in the journal by now
+        open(os.path.join(HERE, "blocking"), "w").close()
+        time.sleep(600)
+    return RunArtifacts(final_text=prompt)
+'''
+
+SIX = "".join(f'''
+case "c{i}"
+  prompt "p{i}"
+  expect final text is "p{i}"
+''' for i in range(6))
+
+
+def _killed_after(work: Path, done: int, *args: str) -> None:
+    """Start a run of six cases, one at a time, and kill -9 it while its agent blocks on case ``done``."""
+    for leftover in ("blocking", "prompts.log"):
+        (work / leftover).unlink(missing_ok=True)
+    proc = popen(work, "six.evl", "--agent", "killable:agent", "-j", "1", "-q", *args,
+                 env={"E2E_BLOCK_AT": str(done)})
+    deadline = time.monotonic() + 60
+    while not (work / "blocking").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (work / "blocking").exists(), proc.communicate()
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def _resume_finishes_every_case_once(work: Path, *, ran_before: int) -> None:
+    (work / "prompts.log").unlink(missing_ok=True)
+    resumed = evaldsl(work, "six.evl", "--agent", "killable:agent", "--resume", "rec.json", "-q")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"{ran_before} case(s) done, {6 - ran_before} to run" in resumed.stderr
+    assert sorted(prompts(work)) == [f"p{i}" for i in range(6) if i >= ran_before]  # each missing case once
+    data = record(work / "rec.json")
+    assert [c["name"] for c in data["cases"]] == [f"c{i}" for i in range(6)]  # every case, exactly once
+    assert data["meta"]["complete"] is True and data["summary"]["passed"] == 6
+    assert not (work / "rec.json.journal").exists()
+
+
+@pytest.mark.parametrize("done", [0, 1, 4])
+def test_a_run_killed_after_some_cases_is_finished_by_resume(work: Path, done: int) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, done, "--json", "rec.json")
+    journal = work / "rec.json.journal"
+    assert journal.read_bytes().count(b"\n") == 1 + done  # the header, then one line per finished case
+    proc = subprocess.run([sys.executable, "-m", "evaldsl", "report", "rec.json"], cwd=work,
+                          capture_output=True, text=True)
+    assert proc.returncode == 4 and "rec.json is not finished: its journal rec.json.journal" in proc.stderr
+    assert "--resume rec.json" in proc.stderr and "Traceback" not in proc.stderr
+    _resume_finishes_every_case_once(work, ran_before=done)
+
+
+def test_resume_after_a_kill_mid_resume_with_its_last_line_cut(work: Path) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, 2, "--json", "rec.json")
+    _killed_after(work, 1, "--resume", "rec.json")  # killed again while resuming: three cases done now
+    assert [c["name"] for c in record(work / "rec.json")["cases"]] == ["c0", "c1"]  # the first journal, folded in
+    journal = work / "rec.json.journal"
+    lines = journal.read_bytes().rstrip(b"\0").split(b"\n")  # (a memory-mapped journal ends in zeros)
+    assert len(lines) == 1 + 1 + 1 and lines[-1] == b""  # the header, c2's line, and the end of that line
+    journal.write_bytes(lines[0] + b"\n" + lines[1][: len(lines[1]) // 2])  # as if killed while writing c2's line
+    _resume_finishes_every_case_once(work, ran_before=2)
+
+
+def test_resume_from_a_journal_alone(work: Path) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, 3, "--json", "rec.json")
+    (work / "rec.json").unlink()  # the journal's header has what a resume needs
+    _resume_finishes_every_case_once(work, ran_before=3)
+
+
+def test_a_journal_left_beside_a_finished_record_changes_nothing(work: Path) -> None:
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.evl", SIX)
+    _killed_after(work, 3, "--json", "rec.json")
+    kept = (work / "rec.json.journal").read_bytes()
+    (work / "prompts.log").unlink()
+    assert evaldsl(work, "six.evl", "--agent", "killable:agent", "--resume", "rec.json", "-q").returncode == 0
+    before = record(work / "rec.json")
+    (work / "rec.json.journal").write_bytes(kept)  # as if killed between the record's rename and the removal
+    _resume_finishes_every_case_once(work, ran_before=6)
+    assert [c["runs"] for c in record(work / "rec.json")["cases"]] == [c["runs"] for c in before["cases"]]

@@ -1,10 +1,9 @@
-"""The run record: its models, JSON round trip, atomic and incremental writing, unique names."""
+"""The run record: its models, JSON round trip, atomic writing, unique names (the journal: test_report_keeper.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -14,8 +13,6 @@ from evaldsl.artifacts import RunArtifacts
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
 from evaldsl.report._json import (
     RecordError,
-    RecordWriteError,
-    RecordWriter,
     claim_unique,
     read_record,
     record_stem,
@@ -103,61 +100,6 @@ def test_record_stem_is_safe() -> None:
     when = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
     assert record_stem("gpt-4o mini/2024:08", when) == "gpt-4o_mini_2024_08_20260304-050607"
     assert record_stem("../..", when) == "agent_20260304-050607"
-
-
-def test_writer_writes_every_target_and_claims_one_out_file(tmp_path: Path) -> None:
-    report = sample()
-    writer = RecordWriter(lambda: report, [tmp_path / "a.json"], out_dir=tmp_path / "out", stem="m_1")
-    writer.write()
-    writer.write()
-    assert writer.out_path == tmp_path / "out" / "m_1.json"
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["m_1.json"]
-    for path in writer.paths:
-        assert read_record(path) == report
-
-
-def test_writer_throttles_but_never_loses_a_change(tmp_path: Path) -> None:
-    builds = []
-
-    def build() -> EvalReport:
-        builds.append(1)
-        return sample()
-
-    writer = RecordWriter(build, [tmp_path / "r.json"])
-    writer._last_cost = 3600.0  # pretend the last write was very slow
-    writer._last_end = 1e18
-    writer.touch()
-    assert builds == [] and not (tmp_path / "r.json").exists()  # throttled
-    writer._last_end = time.monotonic() - 36_001  # ten times the last write's cost ago
-    writer.flush_if_due()
-    assert builds == [1] and (tmp_path / "r.json").exists()
-    writer.flush_if_due()
-    assert builds == [1]  # nothing new to write
-
-
-def test_a_file_that_cannot_be_written_raises_naming_it(tmp_path: Path) -> None:
-    (tmp_path / "folder.json").mkdir()
-    writer = RecordWriter(sample, [tmp_path / "folder.json"])
-    with pytest.raises(RecordWriteError, match=r"cannot write the record to .*folder.json: "):
-        writer.write()
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(RecordWriteError, match=r"cannot write the record to .*file: "):
-        RecordWriter(sample, out_dir=tmp_path / "file").write()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder.json"]  # no temp files left
-
-
-def test_with_on_error_a_failed_file_is_reported_once_and_the_others_still_written(tmp_path: Path) -> None:
-    (tmp_path / "folder.json").mkdir()
-    errors: list[RecordWriteError] = []
-    good, bad = tmp_path / "good.json", tmp_path / "folder.json"
-    writer = RecordWriter(sample, [bad, good], on_error=errors.append)
-    writer.write()
-    writer.write()
-    assert [e.path for e in errors] == [bad] and list(writer.failed) == [bad]
-    assert writer.written == [good] and read_record(good).summary.total == 2
-    bad.rmdir()  # the problem goes away: the next write succeeds and clears it
-    writer.write()
-    assert writer.failed == {} and writer.written == [bad, good] and len(errors) == 1
 
 
 def test_lastfailed_keeps_the_failures_of_cases_that_did_not_run(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ The reference everywhere is the two-step path the public API keeps:
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "properties"))
 from _mutate import mutants, seeds  # noqa: E402

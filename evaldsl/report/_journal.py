@@ -1,0 +1,394 @@
+"""The record of a run in progress: a base record and an append-only journal beside it.
+
+Why: rewriting the whole record as cases finish costs time in proportion to
+the record, so a run of N cases spent O(N^2) writing it (throttled, but
+still growing with the run). Instead, for a record ``RECORD.json``:
+
+- ``RECORD.json`` is a whole record (the format `evaldsl schema --record`
+  describes), written atomically once when the run starts: the cases
+  already done (those of a record being resumed) and ``complete: false``.
+- ``RECORD.json.journal`` gets one line per case as it finishes. Line 1 is
+  a header, ``{"evaldsl_journal": 1, "meta": {...}}`` (the run's `RunMeta`,
+  so a journal alone can be resumed); each further line is one
+  `CaseResult` as JSON: the record's own indentation of that case, with
+  its line breaks written as tabs (JSON whitespace, never inside a JSON
+  string), so the line is one JSON object and the final record copies it
+  back with a string replace. Each line is flushed to the operating system
+  when its case finishes, so killing the process (even ``kill -9``) loses
+  no finished case; it is fsynced at most once a second (`SYNC_EVERY_S`),
+  so a power cut loses at most about the last second of cases.
+- At the end of the run (also on Ctrl-C and after ``-x``) the record is
+  rebuilt by streaming: the head (``meta``, ``summary``), then every case
+  in record order, each read from the base record or the journal by its
+  byte offset, into a temporary file that is fsynced and renamed over
+  ``RECORD.json``; then the journal is removed. Nothing is held in memory
+  but where each case's text is.
+
+What a kill leaves, and what `read_unfinished` (``--resume``) makes of it:
+the record alone (before the journal exists, or after it was removed);
+the record and a journal (cases in both: the journal's, the later, win);
+a journal alone (its header gives the meta); a journal whose last line
+was cut off mid-write (that line is ignored, so its case runs again); a
+temporary file beside the record (ignored; the rename never happened).
+`read_record`, and so `evaldsl report`, `compare`, `merge`, `rescore` and
+`upload`, refuse a record with a journal beside it and say how to finish it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ..run._record import SCHEMA_VERSION, CaseResult, EvalReport, RunMeta, Summary
+from ._json import RecordError, read_record, write_temp
+
+JOURNAL_SUFFIX = ".journal"
+SYNC_EVERY_S = 1.0
+"""A journal is fsynced at most this often (and when it is closed); every line is flushed at once."""
+_CASES_OPEN, _CASES_EMPTY = b'  "cases": [\n', b'  "cases": []\n'
+_CASE_START, _CASE_ENDS = b"    {\n", (b"    }\n", b"    },\n")
+
+
+def journal_path(record: str | os.PathLike[str]) -> Path:
+    """Where the journal of ``record`` lives: beside it, ``RECORD.json.journal``."""
+    return Path(os.fspath(record) + JOURNAL_SUFFIX)
+
+
+_SERIALIZE = CaseResult.__pydantic_serializer__.to_json
+
+
+def journal_line(case: CaseResult) -> bytes:
+    """A case's journal line: its record text (indented as in the record) on one line, tabs for line breaks."""
+    # what `model_dump_json(indent=2)` returns, as bytes (no round trip through str)
+    return _SERIALIZE(case, indent=2).replace(b"\n", b"\t") + b"\n"
+
+
+def record_text(line: bytes) -> bytes:
+    """A journal line (without its newline) as the case's text inside a record (indented two levels)."""
+    return b"    " + line.replace(b"\t", b"\n    ")
+
+
+# ---- reading what a run left on disk ------------------------------------------------------------
+
+
+Span = tuple[int, int, int]
+"""Where a case's text is: (source number, byte offset, byte length)."""
+
+
+class Unfinished:
+    """What is on disk for a record: its meta and, for each case, where its text is.
+
+    ``sources`` are the files the spans point into (0: the record, 1: its
+    journal). ``cases`` holds (case key, span) in the order found: the
+    record's cases first, then the journal's, the earlier of two entries for
+    one case dropped. A record not in the layout evaldsl writes is read whole,
+    and its cases are kept themselves in place of a span. Only the spans are
+    kept, so resuming a large record holds no more than they; `results`
+    reads the cases back, one at a time.
+    """
+
+    def __init__(self, meta: RunMeta, sources: list[Path]) -> None:
+        self.meta = meta
+        self.sources = sources
+        self.cases: list[tuple[tuple[str, str], Span | CaseResult]] = []
+        self.journal_found = False
+
+    def results(self) -> Iterator[CaseResult]:
+        """Every case, in the order of ``cases``, read back from disk."""
+        handles: dict[Path, Any] = {}
+        try:
+            for _, where in self.cases:
+                if isinstance(where, CaseResult):
+                    yield where
+                else:
+                    source, offset, length = where
+                    yield CaseResult.model_validate_json(read_span(handles, self.sources[source], offset, length))
+        finally:
+            for fh in handles.values():
+                fh.close()
+
+
+def read_unfinished(path: str | os.PathLike[str]) -> Unfinished:
+    """Read a record and its journal, whichever of them exists (see the module docstring).
+
+    Raises:
+        RecordError: neither can be read, naming the file and what is wrong.
+    """
+    record, journal = Path(path), journal_path(path)
+    found: Unfinished | None = None
+    if record.exists():
+        found = _read_base(record)
+    jmeta = _journal_meta(journal) if journal.exists() else None
+    if found is None:
+        if jmeta is None:
+            if journal.exists():
+                raise RecordError(f"cannot read record {os.fspath(path)}: there is only its journal "
+                                  f"{journal}, and its first line is not a journal header")
+            raise RecordError(f"cannot read record {os.fspath(path)}: No such file or directory")
+        found = Unfinished(jmeta, [record, journal])
+    if jmeta is not None:
+        found.journal_found = True
+        found.cases.extend(_journal_cases(journal))
+    found.cases = _last_of_each(found.cases)
+    return found
+
+
+def _read_base(record: Path) -> Unfinished:
+    """The record's meta and cases, by span when it is in evaldsl's own layout, else read whole."""
+    spans = _case_spans(record)
+    if spans is None:
+        report = read_record(record, journal_ok=True)
+        found = Unfinished(report.meta, [record, journal_path(record)])
+        found.cases = [(_key(case), case) for case in report.cases]
+        return found
+    head, offsets = spans
+    where = os.fspath(record)
+    try:
+        data = json.loads(head)
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {data.get('schema_version')!r}")
+        meta = RunMeta.model_validate(data.get("meta", {}))
+    except ValueError as exc:  # JSONDecodeError and ValidationError are ValueErrors
+        raise RecordError(f"{where} is not an evaldsl run record ({_first_line(exc)})") from None
+    found = Unfinished(meta, [record, journal_path(record)])
+    with open(record, "rb") as fh:
+        for offset, length in offsets:
+            fh.seek(offset)
+            try:
+                case = CaseResult.model_validate_json(fh.read(length))
+            except ValueError as exc:
+                raise RecordError(f"{where} is not an evaldsl run record (a case at byte {offset}: "
+                                  f"{_first_line(exc)})") from None
+            found.cases.append((_key(case), (0, offset, length)))
+    return found
+
+
+def _case_spans(record: Path) -> tuple[bytes, list[tuple[int, int]]] | None:
+    """(the record's head as JSON without its cases, each case's byte span), or None when the file
+    is not laid out as `EvalReport.model_dump_json(indent=2)` lays it out."""
+    head: list[bytes] = []
+    spans: list[tuple[int, int]] = []
+    offset, start = 0, -1
+    state = "head"
+    with open(record, "rb") as fh:
+        for line in fh:
+            if state == "head":
+                if line in (_CASES_OPEN, _CASES_EMPTY):
+                    state = "cases" if line == _CASES_OPEN else "end"
+                    head.append(_CASES_EMPTY + b"}")
+                else:
+                    head.append(line)
+            elif state == "cases":
+                if start < 0:
+                    if line == b"  ]\n":
+                        state = "end"
+                    elif line == _CASE_START:
+                        start = offset
+                    else:
+                        return None
+                elif line in _CASE_ENDS:
+                    spans.append((start, offset + 5 - start))  # up to and with the "}"
+                    start = -1
+            elif line.strip() not in (b"}", b""):
+                return None
+            offset += len(line)
+    return (b"".join(head), spans) if state == "end" else None
+
+
+def _journal_meta(journal: Path) -> RunMeta | None:
+    """The meta in a journal's header line; None when the header is missing or cut off."""
+    try:
+        with open(journal, "rb") as fh:
+            first = fh.readline()
+        if not first.endswith(b"\n"):
+            return None
+        data = json.loads(first)
+        if not isinstance(data, dict) or data.get("evaldsl_journal") != 1:
+            return None
+        return RunMeta.model_validate(data["meta"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _journal_cases(journal: Path) -> Iterator[tuple[tuple[str, str], Span]]:
+    """Each whole case line of a journal; a line cut off by a kill (no newline, or not JSON) is skipped."""
+    with open(journal, "rb") as fh:
+        offset = len(fh.readline())
+        for line in fh:
+            length = len(line)
+            if line.endswith(b"\n"):
+                try:
+                    case = CaseResult.model_validate_json(line)
+                except ValueError:
+                    pass  # a line a crash cut short and a later run appended to: its case runs again
+                else:
+                    yield _key(case), (1, offset, length - 1)
+            offset += length
+
+
+def _key(case: CaseResult) -> tuple[str, str]:
+    from ..run._select import case_key
+
+    return case_key(case.file, case.name)
+
+
+def _last_of_each(cases: Iterable[tuple[tuple[str, str], Any]]) -> list[tuple[tuple[str, str], Any]]:
+    latest: dict[tuple[str, str], Any] = {}
+    for key, where in cases:
+        latest.pop(key, None)  # a later entry moves to the end: first-seen order is not needed
+        latest[key] = where
+    return list(latest.items())
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+# ---- writing: journals and the streamed record ------------------------------------------------------
+
+
+class Journal:
+    """An open journal: a header, then one line per finished case, in the OS's hands as `append` returns.
+
+    Where the OS can reserve disk space for a file (``posix_fallocate``), the
+    journal is a shared memory map of the file, grown (and its space
+    reserved, so a full disk is an `OSError` here, never a crash) a few
+    megabytes at a time: appending a line is a copy into the page cache, with
+    no system call. That matters with sync agents: a system call lets go of
+    the interpreter lock, and the agents' threads would take it at every
+    line. The pages belong to the OS, so killing the process loses none of
+    them. Until the journal is closed (truncated to its lines) the file ends
+    in zero bytes, which readers skip like a line a kill cut short.
+    Elsewhere each line is one ``write`` call on an unbuffered file.
+    """
+
+    GROW = 8 << 20
+    """Bytes the memory map grows by."""
+
+    def __init__(self, path: Path, meta: RunMeta) -> None:
+        self.path = path
+        header = (json.dumps({"evaldsl_journal": 1, "meta": json.loads(meta.model_dump_json())}) + "\n").encode()
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._map: Any = None
+        self._mapped = 0
+        self.size = 0
+        try:
+            self._write(header)
+            os.fsync(self._fd)
+        except BaseException:
+            self.close()
+            raise
+        self._synced = time.monotonic()
+
+    def append(self, line: bytes) -> int:
+        """Write one line; returns its byte offset. Synced to the disk at most every `SYNC_EVERY_S` seconds."""
+        offset = self.size
+        end = offset + len(line)
+        if end <= self._mapped:
+            self._map[offset:end] = line
+            self.size = end
+        else:
+            self._write(line)
+        now = time.monotonic()
+        if now - self._synced >= SYNC_EVERY_S:
+            self._sync()
+            self._synced = now
+        return offset
+
+    def _write(self, data: bytes) -> None:
+        """Grow the map to take ``data`` (or, without one, write it)."""
+        end = self.size + len(data)
+        if _CAN_RESERVE:
+            import mmap
+
+            mapped = (end // self.GROW + 1) * self.GROW
+            os.posix_fallocate(self._fd, 0, mapped)  # ENOSPC here, not a SIGBUS at a later copy
+            if self._map is not None:
+                self._map.close()
+            self._map, self._mapped = mmap.mmap(self._fd, mapped), mapped
+            self._map[self.size:end] = data
+        else:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        self.size = end
+
+    def _sync(self) -> None:
+        if self._map is not None:
+            self._map.flush()
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Sync, cut the file to its lines, close (errors ignored: the journal is only a safety copy by then)."""
+        if self._fd < 0:
+            return
+        try:
+            if self._map is not None:
+                self._map.flush()
+                self._map.close()
+                self._map, self._mapped = None, 0
+            os.ftruncate(self._fd, self.size)
+            os.fsync(self._fd)
+        except (OSError, ValueError):
+            pass
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+        self._fd = -1
+
+
+_CAN_RESERVE = hasattr(os, "posix_fallocate")
+
+
+def write_streamed(folder: Path, name: str, meta: RunMeta, summary: Summary,
+                   texts: Iterable[bytes]) -> tuple[str, list[tuple[int, int]]]:
+    """A temporary file in ``folder`` holding the record whose cases are ``texts`` (each a case's
+    record text), fsynced; its path and the byte span of each case in it.
+
+    The bytes are those of `EvalReport.model_dump_json(indent=2)` of the same
+    report; the caller renames the file into place.
+    """
+    head = EvalReport(meta=meta, summary=summary).model_dump_json(indent=2).encode("utf-8")
+    assert head.endswith(b'"cases": []\n}')
+    spans: list[tuple[int, int]] = []
+
+    def fill(fh: IO[bytes]) -> None:
+        buffered = bytearray(head[:-4] + b"[\n")
+        offset = 0
+        for text in texts:
+            if spans:
+                buffered += b",\n"
+            spans.append((offset + len(buffered), len(text)))
+            buffered += text
+            if len(buffered) > 1 << 20:
+                fh.write(buffered)
+                offset += len(buffered)
+                buffered.clear()
+        fh.write(buffered + b"\n  ]\n}" if spans else head)
+
+    return write_temp(folder, name, fill), spans
+
+
+def remove(path: Path) -> None:
+    """Delete ``path`` if it is there."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def read_span(handles: dict[Path, Any], path: Path, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` of ``path`` (``handles`` keeps the files open)."""
+    fh = handles.get(path)
+    if fh is None:
+        fh = handles[path] = open(path, "rb")  # noqa: SIM115 (closed by the caller)
+    fh.seek(offset)
+    data: bytes = fh.read(length)
+    if len(data) != length:
+        raise OSError(f"{path} is shorter than it was when the run wrote it")
+    return data

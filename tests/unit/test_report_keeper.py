@@ -1,0 +1,216 @@
+"""The record of a run in progress: the base record, the journal beside it, the streamed consolidation,
+and reading back whatever a kill left on disk (`report._journal`, `report._keeper`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaldsl.artifacts import RunArtifacts, ToolCall
+from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
+from evaldsl.report._journal import journal_line, journal_path, read_unfinished
+from evaldsl.report._json import RecordError, RecordWriteError, read_record
+from evaldsl.report._keeper import RecordKeeper
+from evaldsl.run._api import run_suite
+from evaldsl.run._record import CaseResult, EvalReport, RunMeta
+from evaldsl.run._scripted import ScriptedAgent
+from evaldsl.run._select import case_key
+from evaldsl.run._stats import summarize
+
+
+def case(name: str) -> CompiledCase:
+    check = CompiledExpectation(label='final text is "ok"', file="t.evl", line=2,
+                                check=lambda ctx: Outcome(1.0 if ctx.artifacts.final_text == "ok" else 0.0, "nope"))
+    return CompiledCase(suite="t", name=name, file="t.evl", line=1, prompt=name, settings=CaseSettings(),
+                        expectations=(check,))
+
+
+NAMES = ["a", "b", "c", "d", "e"]
+TEXTS = {"a": "ok", "b": "no", "c": 'tab\there "quoted"\nnew line', "d": "é ✓ \u2028 \x85", "e": "ok"}
+
+
+def sample() -> EvalReport:
+    agent = ScriptedAgent({n: RunArtifacts(final_text=t, tokens=5, tool_calls=[ToolCall(name="x", args={"k": [1, {}]})])
+                           for n, t in TEXTS.items()})
+    return run_suite(agent, [case(n) for n in NAMES])
+
+
+def keeper_for(report: EvalReport, *paths: Path, **kw: Any) -> RecordKeeper:
+    return RecordKeeper([case_key("t.evl", n) for n in NAMES], report.meta.model_copy(), list(paths), **kw)
+
+
+def finished(keeper: RecordKeeper, report: EvalReport, cases: list[CaseResult]) -> None:
+    keeper.meta.complete = report.meta.complete
+    keeper.meta.finished_at = report.meta.finished_at
+    keeper.finish(summarize(cases))
+
+
+def test_a_record_kept_case_by_case_is_byte_for_byte_the_record_written_whole(tmp_path: Path) -> None:
+    report = sample()
+    keeper = keeper_for(report, tmp_path / "r.json", out_dir=tmp_path / "out", stem="m_1")
+    keeper.start(summarize([]))
+    for result in reversed(report.cases):  # cases finish in any order; the record keeps case order
+        keeper.add(result)
+    assert journal_path(tmp_path / "r.json").read_bytes().count(b"\n") == 1 + len(NAMES)
+    finished(keeper, report, report.cases)
+    whole = report.model_dump_json(indent=2)
+    assert (tmp_path / "r.json").read_text("utf-8") == whole
+    assert (tmp_path / "out" / "m_1.json").read_text("utf-8") == whole
+    assert keeper.written == [tmp_path / "r.json", tmp_path / "out" / "m_1.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "r.json"]  # journals removed, no temp files
+    assert list(keeper.cases()) == report.cases and keeper.report(report.summary) == report
+
+
+def test_a_journal_line_is_one_json_object_that_reads_back_as_its_case() -> None:
+    for result in sample().cases:
+        line = journal_line(result)
+        assert line.endswith(b"\n") and line.count(b"\n") == 1
+        assert CaseResult.model_validate_json(line) == result
+
+
+def test_whatever_a_kill_leaves_reads_back_with_every_finished_case_once(tmp_path: Path) -> None:
+    report = sample()
+    record, journal = tmp_path / "r.json", journal_path(tmp_path / "r.json")
+    keeper = keeper_for(report, record)
+    keeper.start(summarize(report.cases[:2]))  # pretend two cases were resumed: put them in the base record
+    keeper.resume(_found(report.cases[:2]))
+    for result in report.cases[2:]:
+        keeper.add(result)
+    # a killed run: record (no cases) + journal (three cases)
+    found = read_unfinished(record)
+    assert found.journal_found and [c.name for c in found.results()] == ["c", "d", "e"]
+    # a last line cut off mid-write (a memory-mapped journal ends in zero bytes until it is closed): ignored
+    data = journal.read_bytes().rstrip(b"\0")
+    journal.write_bytes(data[:-7] + bytes(4096))
+    assert [c.name for c in read_unfinished(record).results()] == ["c", "d"]
+    journal.write_bytes(data[:-7])
+    assert [c.name for c in read_unfinished(record).results()] == ["c", "d"]
+    # a journal alone: its header has the meta
+    record.unlink()
+    alone = read_unfinished(record)
+    assert alone.meta.agent == report.meta.agent and [c.name for c in alone.results()] == ["c", "d"]
+    # a finished record and a journal left beside it (killed between the rename and the removal)
+    journal.write_bytes(data)
+    record.write_text(report.model_dump_json(indent=2), "utf-8")
+    assert sorted(c.name for c in read_unfinished(record).results()) == NAMES
+    with pytest.raises(RecordError, match=r"r.json is not finished: its journal .*--resume"):
+        read_record(record)
+    journal.unlink()
+    assert read_record(record) == report
+
+
+def _found(cases: list[CaseResult]):  # type: ignore[no-untyped-def]
+    from evaldsl.report._journal import Unfinished
+
+    found = Unfinished(RunMeta(), [])
+    found.cases = [(case_key(c.file, c.name), c) for c in cases]
+    return found
+
+
+_JOURNAL: dict[str, object] = {}
+
+
+def _one_journal(folder: Path) -> tuple[bytes, list[CaseResult]]:
+    """One journal of the sample's cases, made once (the runs' latencies differ from run to run)."""
+    if not _JOURNAL:
+        report = sample()
+        keeper = keeper_for(report, folder / "made.json")
+        keeper.start(summarize([]))
+        for result in report.cases:
+            keeper.add(result)
+        # as a kill leaves it: a memory-mapped journal ends in zero bytes, which are not lines
+        _JOURNAL["bytes"] = journal_path(folder / "made.json").read_bytes().rstrip(b"\0")
+        _JOURNAL["cases"] = report.cases
+    return _JOURNAL["bytes"], _JOURNAL["cases"]  # type: ignore[return-value]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_journal_cut_at_any_byte_gives_exactly_its_whole_lines(tmp_path_factory: pytest.TempPathFactory,
+                                                                 data: st.DataObject) -> None:
+    folder = tmp_path_factory.mktemp("cut")
+    whole, cases = _one_journal(folder)
+    cut = data.draw(st.integers(0, len(whole)))
+    padding = data.draw(st.sampled_from([0, 1, 5000]))
+    journal_path(folder / "r.json").write_bytes(whole[:cut] + bytes(padding))
+    lines = whole[:cut].count(b"\n")
+    if lines == 0:  # not even the header: nothing to resume from
+        with pytest.raises(RecordError, match="only its journal"):
+            read_unfinished(folder / "r.json")
+        return
+    found = read_unfinished(folder / "r.json")
+    assert list(found.results()) == cases[: lines - 1]
+
+
+def test_a_file_that_cannot_be_written_at_the_start_raises_naming_it(tmp_path: Path) -> None:
+    report = sample()
+    (tmp_path / "folder.json").mkdir()
+    with pytest.raises(RecordWriteError, match=r"cannot write the record to .*folder.json: "):
+        keeper_for(report, tmp_path / "folder.json").start(summarize([]))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RecordWriteError, match=r"cannot write the record to .*file"):
+        keeper_for(report, out_dir=tmp_path / "file").start(summarize([]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder.json"]  # no temp files left
+
+
+def test_a_file_that_fails_later_is_reported_once_and_the_others_still_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from evaldsl.report import _keeper
+
+    report = sample()
+    errors: list[RecordWriteError] = []
+    good, bad = tmp_path / "good.json", tmp_path / "bad" / "r.json"
+    keeper = keeper_for(report, bad, good, on_error=errors.append)
+    keeper.start(summarize([]))
+    real = _keeper.write_streamed
+
+    def full_disk(folder: Path, *args: object) -> object:
+        if folder.name == "bad":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(folder, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_keeper, "write_streamed", full_disk)
+    for result in report.cases:
+        keeper.add(result)
+    finished(keeper, report, report.cases)
+    assert [e.path for e in errors] == [bad] and list(keeper.failed) == [bad]
+    assert "No space left on device" in str(errors[0])
+    assert keeper.written == [good] and read_record(good) == report
+    assert journal_path(bad).exists()  # the failed record keeps its journal: it can still be resumed
+    assert sorted(c.name for c in read_unfinished(bad).results()) == NAMES
+    monkeypatch.setattr(_keeper, "write_streamed", real)  # the disk has room again: the next write clears it
+    keeper.finish(summarize(report.cases))
+    assert keeper.failed == {} and read_record(bad) == report and len(errors) == 1
+
+
+def test_an_optional_file_is_kept_when_it_can_be_and_never_fails_the_run(tmp_path: Path) -> None:
+    report = sample()
+    (tmp_path / "dir.json").mkdir()
+    keeper = keeper_for(report, optional=tmp_path / "dir.json")
+    keeper.start(summarize([]))
+    for result in report.cases:
+        keeper.add(result)
+    finished(keeper, report, report.cases)
+    assert keeper.failed == {} and keeper.written == [] and not keeper.optional_kept
+    assert list(keeper.cases()) == report.cases  # nothing on disk: every case stayed in memory
+
+
+def test_a_record_in_another_layout_is_read_whole_and_rewritten_in_evaldsl_s(tmp_path: Path) -> None:
+    report = sample()
+    record = tmp_path / "r.json"
+    record.write_text(report.model_dump_json(), "utf-8")  # compact: not the layout the spans are found in
+    found = read_unfinished(record)
+    assert list(found.results()) == report.cases and not found.journal_found
+    keeper = keeper_for(report, record)
+    keeper.resume(found)
+    keeper.start(report.summary)
+    finished(keeper, report, report.cases)
+    assert record.read_text("utf-8") == report.model_dump_json(indent=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
