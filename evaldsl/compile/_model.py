@@ -204,11 +204,7 @@ class LazyCases(Sequence[CompiledCase]):
     def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
         if isinstance(i, slice):
             return [self._build(j) for j in range(*i.indices(self._count))]
-        if i < 0:
-            i += self._count
-        if not 0 <= i < self._count:
-            raise IndexError("case index out of range")
-        return self._build(i)
+        return self._build(_index(i, self._count))
 
     def __iter__(self) -> Iterator[CompiledCase]:
         build = self._build
@@ -217,6 +213,15 @@ class LazyCases(Sequence[CompiledCase]):
 
     def __repr__(self) -> str:
         return f"<{self._count} cases made from examples rows when asked for>"
+
+
+def _index(i: int, count: int) -> int:
+    """``i`` as a position in a sequence of ``count`` items (negative from the end), or IndexError."""
+    if i < 0:
+        i += count
+    if not 0 <= i < count:
+        raise IndexError("case index out of range")
+    return i
 
 
 def case_keys(cases: Iterable[CompiledCase]) -> Iterator[tuple[str, str]]:
@@ -244,10 +249,7 @@ class SuiteCases(Sequence[CompiledCase]):
     def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("case index out of range")
+        i = _index(i, len(self))
         part = bisect_right(self._starts, i) - 1
         return self._parts[part][i - self._starts[part]]
 
