@@ -17,8 +17,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import TextIO
 
 from ..run._record import CaseResult, EvalReport, Summary
@@ -132,13 +134,35 @@ class Digest:
     the summary prints of it, made at once (the label's colour is added at
     the end). Cases may be added in any order: ``position`` (the case's
     place in the record) puts the groups and the listings in record order.
+
+    The texts go to a spool (in memory up to `SPOOL_BYTES`, then a temporary
+    file), so a run of many failing cases holds a few numbers per listed
+    case, not its text.
     """
+
+    SPOOL_BYTES = 1 << 20
 
     def __init__(self) -> None:
         self._groups: dict[tuple[str, str], list[CaseStats]] = {}
         self._first: dict[tuple[str, str], int] = {}
-        self._notes: list[tuple[int, str, str, str]] = []  # (position, kind, status, text after the label)
+        self._notes: list[tuple[int, str, str, int, int]] = []  # (position, kind, status, offset, length)
+        self._spool = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
+        self._spooled = 0
         self._count = 0
+
+    def _note(self, position: int, kind: str, status: str, text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        self._spool.seek(self._spooled)
+        self._spool.write(data)
+        self._notes.append((position, kind, status, self._spooled, len(data)))
+        self._spooled += len(data)
+
+    def _texts(self, kind: str) -> Iterator[tuple[str, str]]:
+        """(status, text) of each note of ``kind``, in record order."""
+        for _, k, status, offset, length in sorted(self._notes, key=lambda n: n[0]):
+            if k == kind:
+                self._spool.seek(offset)
+                yield status, self._spool.read(length).decode("utf-8", "surrogatepass")
 
     def add(self, case: CaseResult, position: int | None = None) -> None:
         """Count one finished case (``position``: its place in the record; default: after the last)."""
@@ -153,11 +177,11 @@ class Digest:
             self._first[group] = position
         stats.append(case_stats(case))
         if case.status in ("failed", "error"):
-            self._notes.append((position, "failure", case.status, _failure_body(case)))
+            self._note(position, "failure", case.status, _failure_body(case))
         elif case.status in ("passed", "xpassed") and (partial := partial_credits(case)):
-            self._notes.append((position, "partial", case.status, _partial_body(case, partial)))
+            self._note(position, "partial", case.status, _partial_body(case, partial))
         if any(r.warnings for r in case.runs):
-            self._notes.append((position, "warning", case.status, _warning_line(case)))
+            self._note(position, "warning", case.status, _warning_line(case))
 
     def summary(self) -> Summary:
         """The summary over every case added."""
@@ -168,14 +192,13 @@ class Digest:
         """The summary text (`format_report`'s)."""
         summary = summary or self.summary()
         parts = [self._table(), _statistics(summary)]
-        notes = sorted(self._notes, key=lambda n: n[0])
         for kind, title, code in (("partial", "partial credit", "33"), ("failure", "short summary", "31")):
             shown = [_paint(_LABELS[status], _COLOURS[status], colour) + " " + body
-                     for _, k, status, body in notes if k == kind]
+                     for status, body in self._texts(kind)]
             if shown:
                 parts.append(_rule(title, colour, code))
                 parts.append("\n".join(shown))
-        warned = [body for _, k, _, body in notes if k == "warning"]
+        warned = [body for _, body in self._texts("warning")]
         if warned:
             parts.append("recorded with changes (values JSON cannot hold; see `warnings` in the record):\n  "
                          + "\n  ".join(warned))

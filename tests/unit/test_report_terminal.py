@@ -120,3 +120,19 @@ def test_colour_only_on_a_terminal_without_no_color(monkeypatch: pytest.MonkeyPa
     assert use_colour(Tty()) and not use_colour(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not use_colour(Tty())
+
+
+def test_listed_texts_survive_the_spool_going_to_disk_and_keep_record_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digest keeps listed cases' texts in a spool, not in memory: past its size they are on disk,
+    and the summary is the same, in record order, whatever order the cases finished in."""
+    from evaldsl.report._terminal import Digest
+
+    whole = report()
+    expected = format_report(whole, elapsed_s=1.0)
+    monkeypatch.setattr(Digest, "SPOOL_BYTES", 16)  # rolls over to a temporary file at the first text
+    digest = Digest()
+    for position, case in reversed(list(enumerate(whole.cases))):  # finished in reverse order
+        digest.add(case, position)
+    assert digest._spool._rolled  # type: ignore[attr-defined]
+    assert digest.render(whole.summary, elapsed_s=1.0) == expected
+    assert expected.index("Math::wrong sum") < expected.index("Math::crashes") < expected.index("Math::flaky")
