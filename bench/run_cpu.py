@@ -14,8 +14,9 @@ import time
 
 sys.path.insert(0, sys.argv[3] + "/bench")
 
-import evaldsl  # noqa: E402
 from bench_run import InstantAsync, InstantSync, suite_text  # noqa: E402
+
+import evaldsl  # noqa: E402
 from evaldsl.run._api import run_suite  # noqa: E402
 
 N = int(sys.argv[1])
