@@ -7,6 +7,7 @@ compiler, the runner and user code can all depend on it.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,13 +31,19 @@ class ToolCall(BaseModel):
 
     def display(self) -> str:
         """A one-line rendering, ``name(args)``, for summaries."""
-        import json
-
         if isinstance(self.args, str):
             shown = self.args
         else:
-            shown = json.dumps(self.args, ensure_ascii=False, sort_keys=False)
+            shown = _display_encoder().encode(self.args)
         return f"{self.name}({shown})"
+
+
+@functools.cache
+def _display_encoder() -> Any:
+    """`ToolCall.display`'s JSON encoder, made once (`json.dumps` with options builds one per call)."""
+    import json
+
+    return json.JSONEncoder(ensure_ascii=False)
 
 
 class RunArtifacts(BaseModel):

@@ -129,10 +129,14 @@ def shorten(text: str, limit: int = 120) -> str:
     return text[: max(limit - 1, 0)] + "…"
 
 
+_SHOW = json.JSONEncoder(ensure_ascii=False, allow_nan=True, default=repr)
+"""`show`'s encoder, made once: `json.dumps` with options builds a new one per call (most of its time)."""
+
+
 def show(value: Any, *, limit: int = 120) -> str:
     """A value as compact JSON for a failure detail, shortened."""
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=repr)
+        text = _SHOW.encode(value)
     except (TypeError, ValueError):  # a circular structure, say
         text = repr(value)
     return shorten(text, limit)

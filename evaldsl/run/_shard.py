@@ -125,16 +125,20 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     tool's canned answers written in Python.
     """
     tools: dict[int, tuple[Any, str]] = {}  # a suite's cases share one tuple of tools: describe it once
+    settings: dict[int, tuple[Any, str]] = {}  # and most share one settings object: its repr once too
     described_cases = []  # one pass: the cases may be made as they are read (LazyCases)
     for case in cases:
         held = tools.get(id(case.tools))
         if held is None or held[0] is not case.tools:
-            held = tools[id(case.tools)] = (case.tools, repr([(t.name, t.parameters) for t in case.tools]))
-        described = held[1]
+            held = tools[id(case.tools)] = (case.tools, repr(repr([(t.name, t.parameters) for t in case.tools])))
+        kept = settings.get(id(case.settings))
+        if kept is None or kept[0] is not case.settings:
+            kept = settings[id(case.settings)] = (case.settings, repr(case.settings))
         labels = [e.label for e in case.expectations]
-        # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper
-        described_cases.append((case.file, repr((case.name, case.prompt, case.settings, case.setup,
-                                                 labels, described))))
+        # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper;
+        # repr((name, prompt, settings, setup, labels, tools)) written out, with the shared parts' repr kept
+        described_cases.append((case.file, f"({case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, "
+                                           f"{labels!r}, {held[1]})"))
     keys = file_keys(file for file, _ in described_cases)
     # repr((key, *rest)) written out: "(" + repr(key) + ", " + what follows the "(" of repr(rest)
     entries = [f"({'/'.join(keys[file])!r}, {rest[1:]}" for file, rest in described_cases]

@@ -113,9 +113,13 @@ def expectation_parts(node: a.Expectation, *, long_indent: int | None = None) ->
     return parts + [un(f) for f in node.fallbacks]
 
 
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
 def quote(value: str) -> str:
     """A one-line JSON string for `value`, with every character the lexer might mistake escaped."""
-    text = json.dumps(value, ensure_ascii=False)
+    # json's own string encoder: what json.dumps(value, ensure_ascii=False) gives, without building an encoder
+    text = _encode_string(value) if type(value) is str else json.dumps(value, ensure_ascii=False)
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _UNSAFE.search(text) else text
 
 
