@@ -27,7 +27,7 @@ case "adds two numbers"
   expect called calculator with <op: add>
   expect final number is 4
 '''
-FORBIDDEN = ("httpx", "jinja2", "aiohttp")
+FORBIDDEN = ("httpx", "jinja2", "aiohttp", "asyncio")
 
 
 def wall_times(argv: list[str], runs: int) -> list[float]:

@@ -38,7 +38,6 @@ not ours is handled as before (the default action included).
 from __future__ import annotations
 
 import _signal
-import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
@@ -48,7 +47,10 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 DEFAULT_LIMIT_S = 10.0
 """The time limit of a match outside the runner (a compiled check called directly)."""

@@ -28,7 +28,8 @@ def test_all_lists_every_public_name_of_the_module() -> None:
 
 
 def test_checking_imports_no_runner_http_or_templates() -> None:
-    code = ("import sys, evaldsl; evaldsl.compile('case \"c\"\\n prompt \"p\"\\n expect no error\\n'); "
+    code = ("import sys, evaldsl; evaldsl.compile('case \"c\"\\n prompt \"p\"\\n expect no error\\n"
+            " expect final text matches /a+/\\n'); "
             "print(sorted(m for m in ('httpx', 'jinja2', 'asyncio', 'evaldsl.run._api') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
