@@ -36,6 +36,7 @@ temporary file beside the record (ignored; the rename never happened).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -275,6 +276,7 @@ class Journal:
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         self._map: Any = None
         self._mapped = 0
+        self._can_map = _CAN_RESERVE
         self.size = 0
         try:
             self._write(header)
@@ -302,11 +304,18 @@ class Journal:
     def _write(self, data: bytes) -> None:
         """Grow the map to take ``data`` (or, without one, write it)."""
         end = self.size + len(data)
-        if _CAN_RESERVE:
+        if self._can_map:
             import mmap
 
             mapped = (end // self.GROW + 1) * self.GROW
-            os.posix_fallocate(self._fd, 0, mapped)  # ENOSPC here, not a SIGBUS at a later copy
+            try:
+                os.posix_fallocate(self._fd, 0, mapped)  # ENOSPC here, not a SIGBUS at a later copy
+            except OSError as exc:
+                if exc.errno not in _NO_RESERVE:
+                    raise
+                self._unmap()  # a file system that cannot reserve space: plain writes from here on
+                self._write(data)
+                return
             if self._map is not None:
                 self._map.close()
             self._map, self._mapped = mmap.mmap(self._fd, mapped), mapped
@@ -316,6 +325,16 @@ class Journal:
             while view:
                 view = view[os.write(self._fd, view):]
         self.size = end
+
+    def _unmap(self) -> None:
+        """Leave the memory map for plain writes: the file cut back to its lines."""
+        self._can_map = False
+        if self._map is not None:
+            self._map.flush()
+            self._map.close()
+            self._map, self._mapped = None, 0
+        os.ftruncate(self._fd, self.size)
+        os.lseek(self._fd, self.size, os.SEEK_SET)  # the map's copies never moved the file's offset
 
     def _sync(self) -> None:
         if self._map is not None:
@@ -343,6 +362,8 @@ class Journal:
 
 
 _CAN_RESERVE = hasattr(os, "posix_fallocate")
+_NO_RESERVE = {getattr(errno, name) for name in ("EOPNOTSUPP", "ENOTSUP", "EINVAL", "ENOSYS") if hasattr(errno, name)}
+"""`posix_fallocate` errors that mean the file system cannot reserve space (not that the disk is full)."""
 
 
 def write_streamed(folder: Path, name: str, meta: RunMeta, summary: Summary,

@@ -214,3 +214,36 @@ def test_a_record_in_another_layout_is_read_whole_and_rewritten_in_evaldsl_s(tmp
     finished(keeper, report, report.cases)
     assert record.read_text("utf-8") == report.model_dump_json(indent=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+@pytest.mark.parametrize("at", [0, 3])
+def test_a_file_system_that_cannot_reserve_space_gets_plain_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   at: int) -> None:
+    """`posix_fallocate` refused (EOPNOTSUPP: some network and FUSE file systems) at the first line or later:
+    the journal goes on with plain writes, and the record is the same, byte for byte."""
+    import errno
+    import os
+
+    from evaldsl.report import _journal
+
+    real, calls = os.posix_fallocate, []
+
+    def refusing(fd: int, offset: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) > at:
+            raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+        real(fd, offset, length)
+
+    monkeypatch.setattr(os, "posix_fallocate", refusing)
+    monkeypatch.setattr(_journal.Journal, "GROW", 256)  # a few lines a map, so a later growth is refused too
+    report = sample()
+    keeper = keeper_for(report, tmp_path / "r.json")
+    keeper.start(summarize([]))
+    for result in report.cases:
+        keeper.add(result)
+    journal = journal_path(tmp_path / "r.json").read_bytes()
+    assert b"\0" not in journal and journal.count(b"\n") == 1 + len(NAMES)  # no reserved tail left behind
+    assert [c.name for c in read_unfinished(tmp_path / "r.json").results()] == NAMES
+    finished(keeper, report, report.cases)
+    assert (tmp_path / "r.json").read_text("utf-8") == report.model_dump_json(indent=2)
+    assert len(calls) == at + 1  # refused once, never asked again
