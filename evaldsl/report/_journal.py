@@ -264,7 +264,8 @@ class Journal:
     line. The pages belong to the OS, so killing the process loses none of
     them. Until the journal is closed (truncated to its lines) the file ends
     in zero bytes, which readers skip like a line a kill cut short.
-    Elsewhere each line is one ``write`` call on an unbuffered file.
+    Elsewhere (no ``posix_fallocate``, or a file system that refuses it) each line
+    is one ``write`` call at the end of the file.
     """
 
     GROW = 8 << 20
