@@ -27,13 +27,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = r'''
-import json, sys, tracemalloc
-import evaldsl
-from evaldsl.artifacts import RunArtifacts, ToolCall
-from evaldsl.compile._compiler import check_suite
-from evaldsl.run._api import run_suite
-
 CASE = """
 case "case {i}"
   prompt "What is {i} + 2?"
@@ -43,6 +36,16 @@ case "case {i}"
   expect final text contains "answer" ignoring case
   expect no error
 """
+"""The case shape both measuring scripts make (their copies are filled in from this one)."""
+
+SCRIPT = r'''
+import json, sys, tracemalloc
+import evaldsl
+from evaldsl.artifacts import RunArtifacts, ToolCall
+from evaldsl.compile._compiler import check_suite
+from evaldsl.run._api import run_suite
+
+CASE = @CASE@
 ARTIFACTS = RunArtifacts(tool_calls=[ToolCall(name="calculator", args={"op": "add", "a": 1, "b": 2}, result="3")],
                          final_text="The answer is 3.", tokens=20)
 
@@ -88,6 +91,7 @@ else:
 result["cases"] = len(suite.cases)
 print(json.dumps(result))
 '''
+SCRIPT = SCRIPT.replace("@CASE@", repr(CASE))
 
 
 def _measure(mode: str, count: int, folder: Path) -> dict:
@@ -128,15 +132,7 @@ import json, os, sys, tracemalloc
 count = int(sys.argv[1])
 os.chdir(sys.argv[2])
 sys.path.insert(0, ".")
-CASE = """
-case "case {i}"
-  prompt "What is {i} + 2?"
-  expect called calculator with <op: add, a: {i}, b: 2>
-  expect calls are calculator
-  expect final number is {total}
-  expect final text contains "answer" ignoring case
-  expect no error
-"""
+CASE = @CASE@
 with open("mem.evl", "w") as fh:
     fh.write('suite "memory"\n' + "".join(CASE.format(i=i, total=i + 2) for i in range(count)))
 with open("mem_agent.py", "w") as fh:
@@ -164,6 +160,7 @@ with open("rec.json") as fh:
     cases = len(json.load(fh)["cases"])
 print(json.dumps({"code": code, "cases": cases, "run_peak": (peak - loaded["base"]) / count / 1024}))
 '''
+CLI_SCRIPT = CLI_SCRIPT.replace("@CASE@", repr(CASE))
 
 
 def _measure_cli(count: int, folder: Path) -> dict:
