@@ -281,6 +281,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     the record; or an exit code."""
     from ..report._json import record_stem
     from ..report._keeper import RecordKeeper
+    from ..compile._model import case_keys
     from ..report._terminal import Digest
     from ..run._api import flatten_cases
     from ..run._builder import now
@@ -317,7 +318,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         meta.started_at = now()
     paths = list(dict.fromkeys(p for p in (args.json, args.resume) if p))
     stem = record_stem(meta.agent, meta.started_at)
-    keeper = RecordKeeper((case_key(c.file, c.name) for c in flat), meta, paths, out_dir=args.out, stem=stem,
+    keeper = RecordKeeper((case_key(f, n) for f, n in case_keys(flat)), meta, paths, out_dir=args.out, stem=stem,
                           optional=None if paths or args.out else LAST_RECORD)
     digest = Digest()
     if previous is not None:
