@@ -350,8 +350,9 @@ def _meta(args: argparse.Namespace, subject: Any, flat: Sequence[Any], previous:
 def _print_report(digest: Any, summary: Any, started: float, note: str | None) -> None:
     from ..report._terminal import use_colour
 
-    text = digest.render(summary, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started, note=note)
-    print(text, end="", flush=True)
+    digest.write(sys.stdout, summary, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started,
+                 note=note)  # a listing at a time: the text of 100,000 failures is never held whole
+    sys.stdout.flush()
 
 
 async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress: Any) -> bool:

@@ -14,17 +14,20 @@ only on a terminal and never when ``NO_COLOR`` is set.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
 import tempfile
 import time
+from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from typing import TextIO
 
 from ..run._record import CaseResult, EvalReport, Summary
-from ..run._stats import CaseStats, case_stats, summarize_stats
+from ..run._stats import CaseStats, case_stats, nearest_rank
 from ._numbers import num as _num
 from ._numbers import pct as _pct
 from ._numbers import secs as _secs
@@ -129,99 +132,192 @@ def format_report(
 class Digest:
     """What the summary shows of each case, kept as the cases finish, so that a run need not keep them.
 
-    Per case: its table numbers (`CaseStats`); for a case that failed, passed
-    on partial credit, or had its artifacts changed to be recorded, the text
-    the summary prints of it, made at once (the label's colour is added at
-    the end). Cases may be added in any order: ``position`` (the case's
-    place in the record) puts the groups and the listings in record order.
+    Per case: its table numbers (a `_Group`'s arrays: a status code, the
+    score, each run's latency and token count); for a case that failed,
+    passed on partial credit, or had its artifacts changed to be recorded,
+    the text the summary prints of it, made at once (the label's colour is
+    added at the end). Cases may be added in any order: ``position`` (the
+    case's place in the record) puts the groups and the listings in record
+    order.
 
     The texts go to a spool (in memory up to `SPOOL_BYTES`, then a temporary
-    file), so a run of many failing cases holds a few numbers per listed
-    case, not its text.
+    file) and where each is (position, kind, status, offset, length) to five
+    arrays, so a run of 100,000 failing cases holds about 50 bytes a case.
     """
 
     SPOOL_BYTES = 1 << 20
 
     def __init__(self) -> None:
-        self._groups: dict[tuple[str, str], list[CaseStats]] = {}
-        self._first: dict[tuple[str, str], int] = {}
-        self._notes: list[tuple[int, str, str, int, int]] = []  # (position, kind, status, offset, length)
+        self._groups: dict[tuple[str, str], _Group] = {}
         self._spool = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._spooled = 0
         self._count = 0
+        self._note_position, self._note_offset, self._note_length = array("q"), array("q"), array("q")
+        self._note_kind, self._note_status = bytearray(), bytearray()
 
-    def _note(self, position: int, kind: str, status: str, text: str) -> None:
+    def _note(self, position: int, kind: int, status: str, text: str) -> None:
         data = text.encode("utf-8", "surrogatepass")
         self._spool.seek(self._spooled)
         self._spool.write(data)
-        self._notes.append((position, kind, status, self._spooled, len(data)))
+        self._note_position.append(position)
+        self._note_kind.append(kind)
+        self._note_status.append(_CODE[status])
+        self._note_offset.append(self._spooled)
+        self._note_length.append(len(data))
         self._spooled += len(data)
 
-    def _texts(self, kind: str) -> Iterator[tuple[str, str]]:
+    def _note_order(self) -> Iterable[int]:
+        """The notes' indexes in record order (a stable sort: notes of one position keep their order)."""
+        positions = self._note_position
+        if all(a <= b for a, b in zip(positions, islice(positions, 1, None))):
+            return range(len(positions))  # cases mostly finish in record order: nothing to sort
+        return sorted(range(len(positions)), key=positions.__getitem__)
+
+    def _texts(self, kind: int, order: Iterable[int]) -> Iterator[tuple[str, str]]:
         """(status, text) of each note of ``kind``, in record order."""
-        for _, k, status, offset, length in sorted(self._notes, key=lambda n: n[0]):
-            if k == kind:
-                self._spool.seek(offset)
-                yield status, self._spool.read(length).decode("utf-8", "surrogatepass")
+        kinds, statuses, offsets, lengths = self._note_kind, self._note_status, self._note_offset, self._note_length
+        for i in order:
+            if kinds[i] == kind:
+                self._spool.seek(offsets[i])
+                yield _STATUSES[statuses[i]], self._spool.read(lengths[i]).decode("utf-8", "surrogatepass")
 
     def add(self, case: CaseResult, position: int | None = None) -> None:
         """Count one finished case (``position``: its place in the record; default: after the last)."""
         position = self._count if position is None else position
         self._count += 1
-        group = (case.suite, case.file)
-        stats = self._groups.get(group)
-        if stats is None:
-            stats = self._groups[group] = []
-            self._first[group] = position
-        elif position < self._first[group]:
-            self._first[group] = position
-        stats.append(case_stats(case))
+        group_key = (case.suite, case.file)
+        group = self._groups.get(group_key)
+        if group is None:
+            group = self._groups[group_key] = _Group(position)
+        elif position < group.first:
+            group.first = position
+        group.add(case_stats(case))
         if case.status in ("failed", "error"):
-            self._note(position, "failure", case.status, _failure_body(case))
+            self._note(position, _FAILURE, case.status, _failure_body(case))
         elif case.status in ("passed", "xpassed") and (partial := partial_credits(case)):
-            self._note(position, "partial", case.status, _partial_body(case, partial))
+            self._note(position, _PARTIAL, case.status, _partial_body(case, partial))
         if any(r.warnings for r in case.runs):
-            self._note(position, "warning", case.status, _warning_line(case))
+            self._note(position, _WARNING, case.status, _warning_line(case))
 
     def summary(self) -> Summary:
         """The summary over every case added."""
-        return summarize_stats([s for stats in self._groups.values() for s in stats])
+        return _summary(list(self._groups.values()))
 
     def render(self, summary: Summary | None = None, *, colour: bool = False, elapsed_s: float | None = None,
                note: str | None = None) -> str:
         """The summary text (`format_report`'s)."""
+        out = io.StringIO()
+        self.write(out, summary, colour=colour, elapsed_s=elapsed_s, note=note)
+        return out.getvalue()
+
+    def write(self, out: TextIO, summary: Summary | None = None, *, colour: bool = False,
+              elapsed_s: float | None = None, note: str | None = None) -> None:
+        """Write `render`'s text to ``out`` a listing at a time (the whole text is never held)."""
         summary = summary or self.summary()
-        parts = [self._table(), _statistics(summary)]
-        for kind, title, code in (("partial", "partial credit", "33"), ("failure", "short summary", "31")):
-            shown = [_paint(_LABELS[status], _COLOURS[status], colour) + " " + body
-                     for status, body in self._texts(kind)]
-            if shown:
-                parts.append(_rule(title, colour, code))
-                parts.append("\n".join(shown))
-        warned = [body for _, body in self._texts("warning")]
-        if warned:
-            parts.append("recorded with changes (values JSON cannot hold; see `warnings` in the record):\n  "
-                         + "\n  ".join(warned))
+        out.write(self._table() + "\n" + _statistics(summary))
+        order = self._note_order()
+        for kind, title, code in ((_PARTIAL, "partial credit", "33"), (_FAILURE, "short summary", "31")):
+            for i, (status, body) in enumerate(self._texts(kind, order)):
+                if i == 0:
+                    out.write("\n" + _rule(title, colour, code))
+                out.write("\n" + _paint(_LABELS[status], _COLOURS[status], colour) + " " + body)
+        for i, (_, body) in enumerate(self._texts(_WARNING, order)):
+            out.write(("\nrecorded with changes (values JSON cannot hold; see `warnings` in the record):\n  "
+                       if i == 0 else "\n  ") + body)
         if note:
-            parts.append(note)
-        parts.append(_final_line(summary, colour, elapsed_s))
-        return "\n".join(parts) + "\n"
+            out.write("\n" + note)
+        out.write("\n" + _final_line(summary, colour, elapsed_s) + "\n")
 
     def _table(self) -> str:
-        groups = sorted(self._groups.items(), key=lambda item: self._first[item[0]])
+        groups = sorted(self._groups.items(), key=lambda item: item[1].first)
         header = [
             "suite", "file", "cases", "passed", "failed", "errors", "skipped", "xfailed", "xpassed",
             "accuracy", "score", "p50",
         ]
-        rows = [_row(suite, _shown(file), summarize_stats(stats)) for (suite, file), stats in groups]
+        rows = [_row(suite, _shown(file), _summary([group])) for (suite, file), group in groups]
         if len(groups) != 1:
-            rows.append(_row("total", "", summarize_stats([s for _, stats in groups for s in stats])))
+            rows.append(_row("total", "", _summary([group for _, group in groups])))
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines = []
         for row in [header, *rows]:
             cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
             lines.append("  ".join(cells).rstrip())
         return "\n".join(lines)
+
+
+_STATUSES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+_CODE = {status: i for i, status in enumerate(_STATUSES)}
+_SKIPPED = _CODE["skipped"]
+_FAILURE, _PARTIAL, _WARNING = 0, 1, 2
+
+
+class _Group:
+    """The table numbers of one (suite, file)'s cases, in the order they were added: what
+    `summarize_stats` reads of their `CaseStats`, in arrays (a few bytes a case, no object each)."""
+
+    __slots__ = ("first", "status", "score", "latency", "tokens")
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        """The least position of the group's cases (the table's rows go in this order)."""
+        self.status = bytearray()
+        self.score = array("d")
+        """``score or 0.0`` of each case that ran (not skipped), as the average reads it."""
+        self.latency = array("d")
+        """Each run's latency, of the cases that ran."""
+        self.tokens: array[int] | list[int] = array("q")
+        """Each run's token count (the runs that reported one), of the cases that ran."""
+
+    def add(self, stats: CaseStats) -> None:
+        status, score, latencies, tokens = stats
+        code = _CODE[status]
+        self.status.append(code)
+        if code == _SKIPPED:
+            return
+        self.score.append(score or 0.0)
+        self.latency.extend(latencies)
+        held = len(self.tokens)
+        try:
+            self.tokens.extend(tokens)
+        except OverflowError:  # a count past 2**63 (the counts before it may be in): plain integers from here on
+            self.tokens = [*self.tokens[:held], *tokens]
+
+
+def _summary(groups: list[_Group]) -> Summary:
+    """`summarize_stats` of the groups' cases, one group after another: the same sums in the same
+    order, so the same numbers (tests/unit/test_report_terminal.py checks it), without an object a case."""
+    counts = [0] * len(_STATUSES)
+    for group in groups:
+        for code, n in enumerate(_counts(group.status)):
+            counts[code] += n
+    total = sum(counts)
+    ran = total - counts[_SKIPPED]
+    runs = sum(len(g.latency) for g in groups)
+    tokens = sum(len(g.tokens) for g in groups)
+    ordered = sorted(chain.from_iterable(g.latency for g in groups))
+    passed, xpassed = counts[_CODE["passed"]], counts[_CODE["xpassed"]]
+    tokens_total = sum(chain.from_iterable(g.tokens for g in groups)) if tokens else None
+    return Summary(
+        total=total,
+        passed=passed,
+        failed=counts[_CODE["failed"]],
+        errors=counts[_CODE["error"]],
+        skipped=counts[_SKIPPED],
+        xfailed=counts[_CODE["xfailed"]],
+        xpassed=xpassed,
+        runs=runs,
+        accuracy=(passed + xpassed) / ran if ran else None,
+        average_score=sum(chain.from_iterable(g.score for g in groups)) / ran if ran else None,
+        latency_mean_s=sum(chain.from_iterable(g.latency for g in groups)) / runs if runs else None,
+        latency_p50_s=nearest_rank(ordered, 50),
+        latency_p95_s=nearest_rank(ordered, 95),
+        tokens_total=tokens_total,
+        tokens_mean=tokens_total / tokens if tokens_total is not None else None,
+    )
+
+
+def _counts(codes: bytearray) -> list[int]:
+    return [codes.count(code) for code in range(len(_STATUSES))]
 
 
 def _row(suite: str, file: str, s: Summary) -> list[str]:

@@ -6,6 +6,8 @@ import io
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaldsl.artifacts import RunArtifacts
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
@@ -136,3 +138,28 @@ def test_listed_texts_survive_the_spool_going_to_disk_and_keep_record_order(monk
     assert digest._spool._rolled  # type: ignore[attr-defined]
     assert digest.render(whole.summary, elapsed_s=1.0) == expected
     assert expected.index("Math::wrong sum") < expected.index("Math::crashes") < expected.index("Math::flaky")
+
+
+_STATS = st.tuples(
+    st.sampled_from(["passed", "failed", "error", "skipped", "xfailed", "xpassed"]),
+    st.one_of(st.none(), st.floats(min_value=-1.0, max_value=2.0)),
+    st.lists(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), max_size=3).map(tuple),
+    st.lists(st.integers(min_value=0, max_value=2**70), max_size=3).map(tuple),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.evl", "b.evl", "c.evl"]), _STATS), max_size=40))
+def test_the_digest_summary_is_summarize_stats_of_the_same_cases(cases: list) -> None:  # type: ignore[type-arg]
+    """The digest keeps each case's numbers in arrays, a group a file: its summaries (the whole run's, in
+    the order groups were first seen, and each table row's) are `summarize_stats` of the same `CaseStats`,
+    number for number, tokens past 2**63 included."""
+    from evaldsl.report._terminal import _Group, _summary
+    from evaldsl.run._stats import summarize_stats
+
+    groups: dict[str, _Group] = {}
+    for file, stats in cases:
+        groups.setdefault(file, _Group(0)).add(stats)
+    assert _summary(list(groups.values())) == summarize_stats([s for f in groups for g, s in cases if g == f])
+    for file, group in groups.items():
+        assert _summary([group]) == summarize_stats([s for g, s in cases if g == file])
