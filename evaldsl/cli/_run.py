@@ -41,8 +41,10 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -149,8 +151,8 @@ class _Plan:
     models: Any = None
     """The run's `ModelSetup` (model, judge, cache), from `_models`."""
     executor: Any = None
-    ran: list[Any] = field(default_factory=list)
-    """(position, file, name, status) of each case that ran this time, for the --lf cache."""
+    ran: _RanCases = field(default_factory=lambda: _RanCases())
+    """The cases that ran this time, for the --lf cache."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -191,7 +193,7 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     def on_result(result: Any) -> None:
         position = keeper.add(result)  # a line in the journal: the result is on disk before anything else
         digest.add(result, position)
-        ran.append((position, result.file, result.name, result.status))
+        ran.add(position, result.status)
         if not args.quiet:
             progress.update(result)
 
@@ -387,7 +389,7 @@ def _finish(plan: _Plan, *, complete: bool) -> Any:
     summary = plan.digest.summary()
     keeper.meta.finished_at, keeper.meta.complete = now(), complete
     keeper.finish(summary)
-    ran: list[Any] = [_Ran(file, name, status) for _, file, name, status in sorted(plan.ran, key=lambda r: r[0])]
+    ran = plan.ran.in_order(keeper)
     for path, write in ((LAST_RECORD, lambda: _copy_last(keeper, summary)),
                         (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran))):
         try:
@@ -421,6 +423,32 @@ class _Ran(NamedTuple):
     file: str
     name: str
     status: str
+
+
+_STATUSES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+class _RanCases:
+    """The cases that ran this time: each one's place in the record and its status, in two arrays
+    (a run of 100,000 cases keeps 9 bytes a case here; the keeper has their keys)."""
+
+    def __init__(self) -> None:
+        self.positions = array("q")
+        self.statuses = bytearray()
+
+    def add(self, position: int, status: str) -> None:
+        self.positions.append(position)
+        self.statuses.append(_STATUSES.index(status))
+
+    def in_order(self, keeper: Any) -> Iterator[_Ran]:
+        """Each case that ran, in record order, its key (file and name) from the keeper."""
+        positions = self.positions
+        order: Sequence[int] = range(len(positions))
+        if any(a > b for a, b in zip(positions, islice(positions, 1, None))):
+            order = sorted(order, key=positions.__getitem__)
+        for i in order:
+            file, name = keeper.key(positions[i])
+            yield _Ran(file, name, _STATUSES[self.statuses[i]])
 
 
 def _warn_unseen(suites: list[Any], subject: Any) -> None:

@@ -22,6 +22,7 @@ primary journal could not take stay in memory). An *optional* file
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,89 @@ from ._journal import Journal, Unfinished, journal_line, journal_path, read_span
 from ._json import RecordWriteError, claim_from
 
 Key = tuple[str, str]
+_UNDONE, _HELD = -1, -2  # a case's source when it has no result yet, and when its result is held in memory
+
+
+class _Keys:
+    """Case keys in record order, each found by its key: a few arrays, no object a case.
+
+    A key's file is one of a few (its index kept), its name is UTF-8 in one
+    buffer (lone surrogates passed through), and an open-addressing table
+    of positions over the keys' hashes finds a key's position. About 40
+    bytes a case, where a list and a dict of tuples took about 250.
+    """
+
+    __slots__ = ("_files", "_file_ids", "_file_of", "_names", "_ends", "_hashes", "_table", "_mask")
+
+    def __init__(self) -> None:
+        self._files: list[str] = []
+        self._file_ids: dict[str, int] = {}
+        self._file_of = array("l")
+        self._names = bytearray()
+        self._ends = array("q")
+        self._hashes = array("q")
+        self._table = array("q", bytes(8 * 64))  # position + 1 of the key in each slot; 0: free
+        self._mask = 63
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def key(self, position: int) -> Key:
+        start = self._ends[position - 1] if position else 0
+        name = self._names[start:self._ends[position]].decode("utf-8", "surrogatepass")
+        return self._files[self._file_of[position]], name
+
+    def find(self, key: Key) -> int:
+        """The key's position, or -1."""
+        file_id = self._file_ids.get(key[0])
+        if file_id is None:
+            return -1
+        return self._slot(file_id, key[1].encode("utf-8", "surrogatepass"), hash((file_id, key[1])))[1]
+
+    def place(self, key: Key) -> int:
+        """The key's position, the key added after the others when it is new."""
+        file_id = self._file_ids.get(key[0])
+        if file_id is None:
+            file_id = self._file_ids[key[0]] = len(self._files)
+            self._files.append(key[0])
+        name = key[1].encode("utf-8", "surrogatepass")
+        hashed = hash((file_id, key[1]))
+        slot, position = self._slot(file_id, name, hashed)
+        if position >= 0:
+            return position
+        position = len(self._ends)
+        self._file_of.append(file_id)
+        self._names += name
+        self._ends.append(len(self._names))
+        self._hashes.append(hashed)
+        self._table[slot] = position + 1
+        if 2 * len(self._ends) > self._mask:
+            self._grow()
+        return position
+
+    def _slot(self, file_id: int, name: bytes, hashed: int) -> tuple[int, int]:
+        """(the slot of the key, or of the free slot where it would go; its position, or -1)."""
+        table, mask, ends = self._table, self._mask, self._ends
+        slot = hashed & mask
+        while True:
+            held = table[slot]
+            if not held:
+                return slot, -1
+            p = held - 1
+            if self._hashes[p] == hashed and self._file_of[p] == file_id and \
+                    self._names[(ends[p - 1] if p else 0):ends[p]] == name:
+                return slot, p
+            slot = (slot + 1) & mask
+
+    def _grow(self) -> None:
+        self._mask = 2 * self._mask + 1
+        table = self._table = array("q", bytes(8 * (self._mask + 1)))
+        mask = self._mask
+        for p, hashed in enumerate(self._hashes):
+            slot = hashed & mask
+            while table[slot]:
+                slot = (slot + 1) & mask
+            table[slot] = p + 1
 
 
 class _Target:
@@ -75,8 +159,12 @@ class RecordKeeper:
     ) -> None:
         self.meta = meta
         self.on_error = on_error
-        self._order: list[Key] = []
-        self._position: dict[Key, int] = {}
+        self._keys = _Keys()
+        # where each case's text is, by position: a source (an index into `_sources`, or _UNDONE, _HELD),
+        # a byte offset and a length; the results no journal could take, by position
+        self._source, self._offset, self._length = array("h"), array("q"), array("q")
+        self._held: dict[int, CaseResult] = {}
+        self._done = 0
         for key in keys:
             self._place(key)
         self._targets = [_Target(Path(p)) for p in paths]
@@ -85,7 +173,6 @@ class RecordKeeper:
         if optional is not None:
             self._targets.append(_Target(Path(optional), optional=True))
         self._sources: list[Path] = []
-        self._where: dict[Key, tuple[int, int, int] | CaseResult] = {}
 
     # ---- what is known -------------------------------------------------------------------------
 
@@ -95,10 +182,15 @@ class RecordKeeper:
 
     def is_done(self, file: str, name: str) -> bool:
         """True when the case has a result (from this run or a resumed record)."""
-        return case_key(file, name) in self._where
+        position = self._keys.find(case_key(file, name))
+        return position >= 0 and self._source[position] != _UNDONE
+
+    def key(self, position: int) -> Key:
+        """The `case_key` of the case at ``position``."""
+        return self._keys.key(position)
 
     def __len__(self) -> int:
-        return len(self._where)
+        return self._done
 
     @property
     def written(self) -> list[Path]:
@@ -136,8 +228,11 @@ class RecordKeeper:
         first = len(self._sources)
         self._sources.extend(found.sources)
         for key, where in found.cases:
-            self._place(key)
-            self._where[key] = where if isinstance(where, CaseResult) else (first + where[0], where[1], where[2])
+            position = self._place(key)
+            if isinstance(where, CaseResult):
+                self._set(position, _HELD, 0, 0, where)
+            else:
+                self._set(position, first + where[0], where[1], where[2])
 
     def start(self, summary: Summary) -> None:
         """Write every record file (the cases done so far, not complete) and open their journals.
@@ -159,7 +254,7 @@ class RecordKeeper:
         key = case_key(case.file, case.name)
         position = self._place(key)
         line = journal_line(case)
-        where: tuple[int, int, int] | CaseResult = case
+        where: tuple[int, int, int] | None = None
         for target in self._targets:
             journal = target.journal
             if journal is None:
@@ -171,9 +266,12 @@ class RecordKeeper:
                 target.journal = None
                 self._fail(target, exc if isinstance(exc, OSError) else OSError(str(exc)))
                 continue
-            if where is case and journal.path == self._journal_source():
+            if where is None and journal.path == self._journal_source():
                 where = (len(self._sources) - 1, offset, len(line) - 1)
-        self._where[key] = where
+        if where is None:
+            self._set(position, _HELD, 0, 0, case)
+        else:
+            self._set(position, *where)
         return position
 
     def finish(self, summary: Summary) -> None:
@@ -195,15 +293,11 @@ class RecordKeeper:
         """Every finished case, in record order, read back one at a time."""
         handles: dict[Path, Any] = {}
         try:
-            for key in self._order:
-                where = self._where.get(key)
-                if where is None:
-                    continue
-                if isinstance(where, CaseResult):
-                    yield where
-                else:
-                    source, offset, length = where
-                    text = read_span(handles, self._sources[source], offset, length)
+            for position, source in enumerate(self._source):
+                if source == _HELD:
+                    yield self._held[position]
+                elif source != _UNDONE:
+                    text = read_span(handles, self._sources[source], self._offset[position], self._length[position])
                     yield CaseResult.model_validate_json(text)
         finally:
             for fh in handles.values():
@@ -216,27 +310,35 @@ class RecordKeeper:
     # ---- inside --------------------------------------------------------------------------------------
 
     def _place(self, key: Key) -> int:
-        position = self._position.get(key)
-        if position is None:
-            position = self._position[key] = len(self._order)
-            self._order.append(key)
+        position = self._keys.place(key)
+        if position == len(self._source):
+            self._source.append(_UNDONE)
+            self._offset.append(0)
+            self._length.append(0)
         return position
+
+    def _set(self, position: int, source: int, offset: int, length: int, held: CaseResult | None = None) -> None:
+        """Where the case at ``position`` is now: a span of a source, or (_HELD) ``held`` itself."""
+        if self._source[position] == _UNDONE:
+            self._done += 1
+        elif self._source[position] == _HELD:
+            del self._held[position]
+        self._source[position], self._offset[position], self._length[position] = source, offset, length
+        if held is not None:
+            self._held[position] = held
 
     def _journal_source(self) -> Path | None:
         return self._sources[-1] if self._sources and self._sources[-1].name.endswith(".journal") else None
 
     def _texts(self, handles: dict[Path, Any]) -> Iterator[bytes]:
-        for key in self._order:
-            where = self._where.get(key)
-            if where is None:
-                continue
-            if isinstance(where, CaseResult):
-                yield b"    " + where.model_dump_json(indent=2).replace("\n", "\n    ").encode("utf-8")
-                continue
-            source, offset, length = where
-            path = self._sources[source]
-            text = read_span(handles, path, offset, length)
-            yield record_text(text) if path.name.endswith(".journal") else text
+        for position, source in enumerate(self._source):
+            if source == _HELD:
+                held = self._held[position]
+                yield b"    " + held.model_dump_json(indent=2).replace("\n", "\n    ").encode("utf-8")
+            elif source != _UNDONE:
+                path = self._sources[source]
+                text = read_span(handles, path, self._offset[position], self._length[position])
+                yield record_text(text) if path.name.endswith(".journal") else text
 
     def _write_all(self, meta: RunMeta, summary: Summary, *, raising: bool) -> None:
         """Write every file to a temporary file, then rename them all into place, then re-point
@@ -284,9 +386,9 @@ class RecordKeeper:
     def _repoint(self, record: Path, spans: list[tuple[int, int]]) -> None:
         """Every case now lives in ``record`` (spans in record order); the journal comes next."""
         self._sources = [record, journal_path(record)]
-        done = (key for key in self._order if key in self._where)
-        for key, (offset, length) in zip(done, spans):
-            self._where[key] = (0, offset, length)
+        done = (position for position, source in enumerate(self._source) if source != _UNDONE)
+        for position, (offset, length) in zip(done, spans):
+            self._set(position, 0, offset, length)
 
     def _fail(self, target: _Target, exc: OSError, *, raising: bool = False) -> None:
         error = RecordWriteError(target.name, exc)

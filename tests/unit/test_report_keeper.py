@@ -247,3 +247,21 @@ def test_a_file_system_that_cannot_reserve_space_gets_plain_writes(tmp_path: Pat
     finished(keeper, report, report.cases)
     assert (tmp_path / "r.json").read_text("utf-8") == report.model_dump_json(indent=2)
     assert len(calls) == at + 1  # refused once, never asked again
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.evl", "dir/b.evl", "c\udcff.evl"]),
+                          st.text(max_size=6) | st.sampled_from(["", "\ud800", "é", "x"])), max_size=300))
+def test_the_keepers_key_index_is_a_dict_of_positions(keys: list[tuple[str, str]]) -> None:
+    """The keeper's compact index of case keys (a buffer of names, an open-addressing table) places,
+    finds and gives back every key as a dict and a list would, past its table's growth, lone
+    surrogates and empty names included."""
+    from evaldsl.report._keeper import _Keys
+
+    index, model = _Keys(), {}  # type: ignore[var-annotated]
+    for key in keys:
+        assert index.place(key) == model.setdefault(key, len(model))
+    assert len(index) == len(model)
+    for key, position in model.items():
+        assert index.find(key) == position and index.key(position) == key
+    assert index.find(("a.evl", "never placed")) == -1 and index.find(("other.evl", "x")) == -1
