@@ -455,9 +455,14 @@ def _warn_unseen(suites: list[Any], subject: Any) -> None:
     """Warn, once per suite, about `system` and mock answers an agent without a context never sees."""
     if subject.context:
         return
+    from dataclasses import replace
+
+    from ..compile._model import outlined
     from ..run._context import unseen_settings
 
-    for line in unseen_settings(suites, f"{subject.kind} {subject.name!r}"):
+    # it reads each case's name, settings and tools: outlines without expectations have them
+    described = [replace(suite, cases=outlined(suite.cases, labels=False)) for suite in suites]
+    for line in unseen_settings(described, f"{subject.kind} {subject.name!r}"):
         print(f"evaldsl: {line}", file=sys.stderr)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -420,31 +421,74 @@ class _FileCases:
                 quiet.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
 
         def build(i: int) -> CompiledCase:
-            compiled = _one_case(quiet, case, rows[i], prelude, filename)
-            if compiled is None:  # cannot happen: every row compiled when the suite was compiled
-                raise RuntimeError(f"row {i + 1} of {filename}'s examples no longer compiles; please report this")
-            return compiled
+            return _made(_one_case(quiet, case, rows[i], prelude, filename), i, filename)
 
-        return LazyCases(len(rows), build, _Keys(filename, names))
+        def outline(i: int, labels: bool) -> CompiledCase:
+            return _made(_one_case(quiet, case, rows[i], prelude, filename, _LABELS if labels else _NONE),
+                         i, filename)
+
+        return LazyCases(len(rows), build, _Keys(filename, names), outline)
+
+
+def _made(compiled: CompiledCase | None, i: int, filename: str) -> CompiledCase:
+    if compiled is None:  # cannot happen: every row compiled when the suite was compiled
+        raise RuntimeError(f"row {i + 1} of {filename}'s examples no longer compiles; please report this")
+    return compiled
 
 
 class _Keys(Sequence[tuple[str, str]]):
-    """(file, name) of each row's case: the name of each, one file for all."""
+    """(file, name) of each row's case: one file for all, the names UTF-8 in one buffer with
+    where each ends (about 8 bytes a row beside the name, where a list of strings took about 60)."""
 
     def __init__(self, file: str, names: list[str]) -> None:
-        self.file, self.names = file, names
+        self.file = file
+        self._names = bytearray()
+        self._ends = array("q")
+        for name in names:
+            self._names += name.encode("utf-8", "surrogatepass")  # a name filled from a row may hold one
+            self._ends.append(len(self._names))
 
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self._ends)
+
+    def _name(self, i: int) -> str:
+        ends = self._ends
+        return self._names[ends[i - 1] if i else 0:ends[i]].decode("utf-8", "surrogatepass")
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
-            return [(self.file, n) for n in self.names[i]]
-        return self.file, self.names[i]
+            return [(self.file, self._name(j)) for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("key index out of range")
+        return self.file, self._name(i)
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        file = self.file
-        return ((file, n) for n in self.names)
+        file, names, start = self.file, self._names, 0
+        for end in self._ends:
+            yield file, names[start:end].decode("utf-8", "surrogatepass")
+            start = end
+
+
+_COMPILED, _LABELS, _NONE = 0, 1, 2
+"""What `_one_case` makes of a case's own expectations: compiled ones; for an outline
+(`LazyCases.outlined`), their labels with no check; or none."""
+
+
+def _not_compiled(ctx: Any) -> Any:
+    raise RuntimeError("an outline of a case (LazyCases.outlined) has no compiled checks: it cannot be run")
+
+
+def _outlined_expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, filename: str
+                          ) -> CompiledExpectation:
+    """What `_expectation` makes of ``stmt`` for ``row``, without its check: the same label, file and line."""
+    node = stmt.expectation if row is None else substitute(stmt.expectation, row, session.holes)
+    needs_judge = session.needs_judge.get(id(stmt))
+    if needs_judge is None:
+        needs_judge = any(isinstance(n, a.Judge) for n in a.walk(node))
+    return CompiledExpectation(label=unparse(node), file=filename, line=node.span.line if node.span else 0,
+                               check=_not_compiled, needs_judge=needs_judge)
 
 
 class _Rebuild(_Session):
@@ -462,8 +506,8 @@ class _Rebuild(_Session):
         pass
 
 
-def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelude, filename: str
-              ) -> CompiledCase | None:
+def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelude, filename: str,
+              expects_as: int = _COMPILED) -> CompiledCase | None:
     settings, prompt, setup, expects = prelude.defaults, "", None, list(prelude.expects)
     tools = prelude.tools
     failed = False
@@ -476,7 +520,10 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
             elif isinstance(stmt, a.SetupStmt):
                 setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
-                expects.append(_expectation(session, stmt, row, tools, filename))
+                if expects_as == _COMPILED:
+                    expects.append(_expectation(session, stmt, row, tools, filename))
+                elif expects_as == _LABELS:
+                    expects.append(_outlined_expectation(session, stmt, row, filename))
         except CompileProblem as exc:
             session.problem(exc, stmt)
             failed = True

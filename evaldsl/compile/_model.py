@@ -185,8 +185,16 @@ class LazyCases(Sequence[CompiledCase]):
     """
 
     def __init__(self, count: int, build: Callable[[int], CompiledCase],
-                 keys: Sequence[tuple[str, str]] | None = None) -> None:
-        self._count, self._build, self._keys = count, build, keys
+                 keys: Sequence[tuple[str, str]] | None = None,
+                 outline: Callable[[int, bool], CompiledCase] | None = None) -> None:
+        self._count, self._build, self._keys, self._outline = count, build, keys, outline
+
+    def outlined(self, labels: bool = True) -> Sequence[CompiledCase]:
+        """The same cases as outlines, made when read: what describes them, not what runs them (`outlined`)."""
+        outline = self._outline
+        if outline is None:
+            return self
+        return LazyCases(self._count, lambda i: outline(i, labels), self._keys)
 
     def keys(self) -> Iterator[tuple[str, str]]:
         """Each case's (file, name), in order, without making the cases when they are known."""
@@ -232,6 +240,21 @@ def case_keys(cases: Iterable[CompiledCase]) -> Iterator[tuple[str, str]]:
     return ((c.file, c.name) for c in cases)
 
 
+def outlined(cases: Sequence[CompiledCase], labels: bool = True) -> Sequence[CompiledCase]:
+    """The cases as far as a description of them goes, for passes that do not run them.
+
+    Name, file, line, prompt, settings, setup and tools are the cases' own,
+    and so are the expectations' labels, files and lines (none at all when
+    ``labels`` is false), but an expectation made from an `examples from`
+    row has no compiled check (calling it raises): such a row's outline
+    costs about half of making its case. Cases held in memory are given as
+    they are.
+    """
+    if isinstance(cases, (LazyCases, SuiteCases)):
+        return cases.outlined(labels)
+    return cases
+
+
 class SuiteCases(Sequence[CompiledCase]):
     """A suite's cases when some of them are `LazyCases`: the parts one after another, in order."""
 
@@ -261,6 +284,10 @@ class SuiteCases(Sequence[CompiledCase]):
         """Each case's (file, name), in order (see `case_keys`)."""
         for part in self._parts:
             yield from case_keys(part)
+
+    def outlined(self, labels: bool = True) -> Sequence[CompiledCase]:
+        """The cases as outlines (see `outlined`), part by part."""
+        return SuiteCases([outlined(part, labels) for part in self._parts])
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (SuiteCases, tuple, list)):

@@ -25,10 +25,12 @@ made from different suites.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import ntpath
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -123,24 +125,86 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     settings, setup, expectation labels and declared tools (name and
     parameters). Not covered: the behaviour behind a custom predicate or a
     tool's canned answers written in Python.
+
+    The fingerprint is the SHA-256 of every case's description (a line),
+    sorted. The cases are read once, as outlines (`outlined`: an examples
+    row's expectations are not compiled for it), and the lines are sorted
+    in memory a batch at a time (`SORT_BATCH`), each sorted batch kept
+    compressed, then merged: a run of 100,000 examples rows holds a few MB
+    here, not every line.
     """
-    tools: dict[int, tuple[Any, str]] = {}  # a suite's cases share one tuple of tools: describe it once
-    settings: dict[int, tuple[Any, str]] = {}  # and most share one settings object: its repr once too
-    described_cases = []  # one pass: the cases may be made as they are read (LazyCases)
-    for case in cases:
-        held = tools.get(id(case.tools))
+    from ..compile._model import outlined
+
+    describe = _Describer()
+    batches: dict[str, list[bytes]] = {}  # file -> its sorted batches, each compressed
+    batch: dict[str, list[bytes]] = {}  # file -> the lines of the batch being made
+    count = 0
+    for case in outlined(cases) if isinstance(cases, Sequence) else cases:
+        batch.setdefault(case.file, []).append(describe(case))
+        count += 1
+        if count == SORT_BATCH:
+            _store(batch, batches)
+            count = 0
+    _store(batch, batches)
+    keys = file_keys(batches)
+    # An entry is "(" + repr(file key) + ", " + the rest of its description; no such prefix begins
+    # another (a str's repr ends at its first unescaped quote), so sorting whole entries is sorting by
+    # prefix, then by the rest: each file's lines, merged from its batches, with its prefix put in front.
+    prefixes: dict[bytes, list[str]] = {}
+    for file in batches:
+        prefixes.setdefault(f"({'/'.join(keys[file])!r}, ".encode("utf-8", "surrogatepass"), []).append(file)
+    digest = hashlib.sha256()
+    separator = b""
+    for prefix in sorted(prefixes):
+        for rest in heapq.merge(*(_lines(c) for file in prefixes[prefix] for c in batches[file])):
+            digest.update(separator + prefix + rest)
+            separator = b"\n"
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+SORT_BATCH = 8192
+"""Descriptions sorted in memory at once by `suite_version` (each sorted batch is then kept compressed)."""
+
+
+class _Describer:
+    """A case's description, after its file's part: ``(name, prompt, settings, setup, labels, tools)``
+    as repr writes that tuple, from ``name``'s repr on, UTF-8; the reprs of the parts cases share
+    (a suite's tools, most cases' settings) made once."""
+
+    def __init__(self) -> None:
+        self._tools: dict[int, tuple[Any, str]] = {}
+        self._settings: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, case: CompiledCase) -> bytes:
+        held = self._tools.get(id(case.tools))
         if held is None or held[0] is not case.tools:
-            held = tools[id(case.tools)] = (case.tools, repr(repr([(t.name, t.parameters) for t in case.tools])))
-        kept = settings.get(id(case.settings))
+            held = self._tools[id(case.tools)] = (case.tools, repr(repr([(t.name, t.parameters) for t in case.tools])))
+        kept = self._settings.get(id(case.settings))
         if kept is None or kept[0] is not case.settings:
-            kept = settings[id(case.settings)] = (case.settings, repr(case.settings))
+            kept = self._settings[id(case.settings)] = (case.settings, repr(case.settings))
         labels = [e.label for e in case.expectations]
         # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper;
-        # repr((name, prompt, settings, setup, labels, tools)) written out, with the shared parts' repr kept
-        described_cases.append((case.file, f"({case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, "
-                                           f"{labels!r}, {held[1]})"))
-    keys = file_keys(file for file, _ in described_cases)
-    # repr((key, *rest)) written out: "(" + repr(key) + ", " + what follows the "(" of repr(rest)
-    entries = [f"({'/'.join(keys[file])!r}, {rest[1:]}" for file, rest in described_cases]
-    entries.sort()  # the order files were named in is not part of the suite
-    return "sha256:" + hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        # repr((name, prompt, settings, setup, labels, tools)) written out, without its "(", with the shared
+        # parts' repr kept. No line holds a newline: every part is a repr.
+        return (f"{case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, {labels!r}, {held[1]})"
+                ).encode("utf-8", "surrogatepass")
+
+
+def _store(batch: dict[str, list[bytes]], batches: dict[str, list[bytes]]) -> None:
+    """Sort each file's lines of the batch (as bytes: UTF-8 keeps the order of code points) and keep
+    them compressed; the batch is emptied."""
+    for file, lines in batch.items():
+        lines.sort()
+        batches.setdefault(file, []).append(zlib.compress(b"\n".join(lines), 1))
+    batch.clear()
+
+
+def _lines(compressed: bytes) -> Iterator[bytes]:
+    """The lines of a stored batch, in order, decompressed a piece at a time."""
+    inflate = zlib.decompressobj()
+    tail = b""
+    for start in range(0, len(compressed), 1 << 16):
+        pieces = (tail + inflate.decompress(compressed[start:start + (1 << 16)])).split(b"\n")
+        tail = pieces.pop()
+        yield from pieces
+    yield from (tail + inflate.flush()).split(b"\n")

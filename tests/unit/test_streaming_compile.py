@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "properties"))
 from _mutate import mutants, seeds  # noqa: E402
 
 import evaldsl
 from evaldsl.compile._compiler import check_suite, compile_suite
-from evaldsl.compile._model import LazyCases, SuiteCases, case_keys
+from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, LazyCases, SuiteCases, case_keys
 from evaldsl.run._api import flatten_cases, run_suite
 from evaldsl.run._shard import Shard, shard_cases, suite_version
 from evaldsl.syntax._diagnostics import EvlError
@@ -246,3 +248,70 @@ def test_an_expectation_text_seen_again_is_linted_again_when_it_warned() -> None
     with pytest.raises(EvlError) as info:  # and an error, each time too
         evaldsl.compile(text.replace("expect called lookup\n", "expect called serach\n"), filename="w.evl")
     assert [d.span.line for d in info.value.errors] == [6, 10, 14]
+
+
+def _reference_version(cases: list) -> str:  # type: ignore[type-arg]
+    """The fingerprint as first defined: every case's entry in memory, sorted, joined, hashed."""
+    import hashlib
+
+    from evaldsl.run._shard import file_keys
+
+    keys = file_keys(c.file for c in cases)
+    entries = sorted(repr(("/".join(keys[c.file]), c.name, c.prompt, c.settings, c.setup,
+                           [e.label for e in c.expectations], repr([(t.name, t.parameters) for t in c.tools])))
+                     for c in cases)
+    return "sha256:" + hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+_NAMES = st.text(alphabet=st.sampled_from(["a", "b", "'", '"', "\\", "é", "\n", "\ud800", " ", "("]), max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["s/a.evl", "s/a.evl2", "s/./a.evl", "t/b'.evl", "s/a"]), _NAMES,
+                          _NAMES, st.sampled_from([None, 1, 12, "x", {"k": [1]}])), max_size=25),
+       st.integers(min_value=1, max_value=4))
+def test_suite_version_in_sorted_batches_is_the_whole_sort(cases: list, batch: int) -> None:  # type: ignore[type-arg]
+    """`suite_version` sorts its lines a batch at a time and merges them by file: the fingerprint is
+    that of sorting every entry at once, whatever the names, files (one key reached two ways) and batches."""
+    import evaldsl.run._shard as shard
+
+    made = [CompiledCase(suite="s", name=n, file=f, line=1, prompt=p, settings=CaseSettings(),
+                         expectations=(CompiledExpectation(label=n + p, file=f, line=2, check=print),),
+                         setup=setup) for f, n, p, setup in cases]
+    whole = _reference_version(made)
+    old = shard.SORT_BATCH
+    try:
+        shard.SORT_BATCH = batch
+        assert suite_version(made) == whole
+        assert suite_version(iter(made)) == whole
+    finally:
+        shard.SORT_BATCH = old
+
+
+def test_outlines_of_rows_describe_them_as_their_cases_do(tmp_path: Path) -> None:
+    """An examples row's outline (what `suite_version` and the settings warning read) has its case's
+    name, prompt, settings, setup, tools and expectation labels, lines and judges; its checks cannot run."""
+    from evaldsl.compile._model import outlined
+
+    path = _rows_suite(tmp_path, [{"n": i, "total": i + 2, "tags": f"tag{i % 3}"} for i in range(12)],
+                       'tool calculator\n  param op: string\n  when <op: add> returns "4"\n\n')
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "  expect no error\n",
+        '  expect no error\n  expect final text contains "{{tags}}" else final text contains "x" for 0.5\n'
+        '  expect judge "is it {{n}}?" at least 0.5\n  timeout 9s\n  setup <n: $n>\n'
+        '  system "you are {{tags}}"\n'), encoding="utf-8")
+    suite = evaldsl.load(path)[0]
+    sketch, bare = outlined(suite.cases), outlined(suite.cases, labels=False)
+    assert len(sketch) == len(bare) == len(suite.cases) == 12
+    for case, outline, plain in zip(suite.cases, sketch, bare):
+        for got in (outline, plain):
+            assert (got.name, got.file, got.line, got.prompt, got.settings, got.setup, got.tools) == (
+                case.name, case.file, case.line, case.prompt, case.settings, case.setup, case.tools)
+        assert [(e.label, e.file, e.line, e.needs_judge, e.from_suite) for e in outline.expectations] == [
+            (e.label, e.file, e.line, e.needs_judge, e.from_suite) for e in case.expectations]
+        assert plain.expectations == ()
+    assert sketch[4].settings.system == "you are tag1" and sketch[4].setup == {"n": 4}
+    assert sketch[4].settings.tags == ("tag1",)  # from the row's `tags` column
+    with pytest.raises(RuntimeError, match="cannot be run"):
+        sketch[0].expectations[0](None)  # type: ignore[arg-type]
+    assert suite_version(suite.cases) == _reference_version(list(suite.cases))
