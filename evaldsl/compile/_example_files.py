@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import stat
 from array import array
@@ -306,7 +307,7 @@ def from_python(value: Any, span: a.Span | None = None) -> Any:
     if isinstance(value, bool) or value is None:
         return a.Constant.model_construct(span=span, value=value)
     if isinstance(value, (int, float)):
-        return a.Number.model_construct(span=span, value=value, raw=json.dumps(value))
+        return a.Number.model_construct(span=span, value=value, raw=_json_number(value))
     if isinstance(value, str):
         return a.String.model_construct(span=span, value=value, long=False)
     if isinstance(value, list):
@@ -315,3 +316,13 @@ def from_python(value: Any, span: a.Span | None = None) -> Any:
         a.Entry.model_construct(span=span, key=str(k), value=from_python(v, span)) for k, v in value.items()
     )
     return a.ObjectValue.model_construct(span=span, entries=entries)
+
+
+def _json_number(value: int | float) -> str:
+    """``json.dumps(value)`` of a number, without building an encoder each time (a row's numbers are
+    made at every read of it): json writes an int and a finite float as their repr."""
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return json.dumps(value)

@@ -246,3 +246,12 @@ def test_greedy_matching_agrees_with_brute_force(steps: list[str | None],
         for chosen in itertools.combinations(range(len(names)), len(steps))
     )
     assert _holds(steps, names) == embeddable
+
+
+@given(st.one_of(st.integers(min_value=-(10**40), max_value=10**40), st.floats()))
+def test_an_examples_number_is_written_as_json_writes_it(value: Any) -> None:
+    """A number read from an examples file keeps the text `json.dumps` gives it (its `raw`), made
+    without an encoder: ints, floats, infinities and NaN alike."""
+    from evaldsl.compile._example_files import _json_number
+
+    assert _json_number(value) == json.dumps(value)
