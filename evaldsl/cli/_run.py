@@ -287,7 +287,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     from ..report._terminal import Digest
     from ..run._api import flatten_cases
     from ..run._builder import now
-    from ..run._select import case_key
+    from ..run._select import case_key, picked
     from ._models import ModelUsage, model_setup, unreached_dropped
     from ._scale import executor, sharded
 
@@ -327,7 +327,10 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         keeper.resume(previous)
         for case in previous.results():  # read back one at a time: a large record is never held whole
             digest.add(case, keeper.position(case))
-    todo = selected if previous is None else [c for c in selected if not keeper.is_done(c.file, c.name)]
+    if previous is not None:  # by key: the cases of examples rows are not made for it (`picked`)
+        todo = picked(selected, [i for i, (f, n) in enumerate(case_keys(selected)) if not keeper.is_done(f, n)])
+    else:
+        todo = selected
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)
@@ -581,8 +584,11 @@ def _keep_last_failed(selected: Sequence[Any]) -> tuple[Sequence[Any], bool]:
         why = f"no failures recorded in {LAST_FAILED}" if ids is None else "no case failed last time"
         print(f"evaldsl: --lf: {why}; running every selected case", file=sys.stderr)
         return selected, False
+    from ..compile._model import case_keys
+    from ..run._select import picked
+
     failed = set(ids)
-    kept = [c for c in selected if case_ref(c.file, c.name) in failed]
+    kept = picked(selected, [i for i, (f, n) in enumerate(case_keys(selected)) if case_ref(f, n) in failed])
     if not kept:
         print(f"evaldsl: --lf: none of the {len(failed)} case(s) that failed last time is selected; "
               "running every selected case", file=sys.stderr)

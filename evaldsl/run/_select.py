@@ -18,10 +18,11 @@ from __future__ import annotations
 import functools
 import os
 import re
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..compile._model import CompiledCase, LazyCases, SuiteCases
+from ..compile._model import CompiledCase, LazyCases, SuiteCases, outlined
 from ._record import EvalReport
 
 _TOKEN = re.compile(
@@ -180,8 +181,11 @@ def select_cases(
     markers: str | None = None,
     tags: Sequence[str] = (),
     last_failed: EvalReport | None = None,
-) -> list[CompiledCase]:
+) -> Sequence[CompiledCase]:
     """Keep the cases that every given criterion selects, in their order.
+
+    A list, unless ``cases`` are made when read (`LazyCases`, `SuiteCases`): then
+    the chosen ones are too (`picked`).
 
     Args:
         keyword: a `-k` expression (substring, case-insensitive).
@@ -192,22 +196,44 @@ def select_cases(
     Raises:
         SelectionError: when an expression cannot be parsed.
     """
-    if not (keyword or markers or tags or last_failed is not None) and isinstance(cases, (SuiteCases, LazyCases)):
+    lazy = isinstance(cases, (SuiteCases, LazyCases))
+    if not (keyword or markers or tags or last_failed is not None) and lazy:
         return cases  # type: ignore[return-value]  # all of them, still made when read (see LazyCases)
-    chosen = list(cases)
+    tests: list[Callable[[CompiledCase], bool]] = []
     if keyword:
         k_expr = parse_expression(keyword, option="-k")
-        chosen = [c for c in chosen if k_expr(_substring_matcher(keyword_words(c)))]
+        tests.append(lambda c: k_expr(_substring_matcher(keyword_words(c))))
     if markers:
         m_expr = parse_expression(markers, option="-m")
-        chosen = [c for c in chosen if m_expr(set(c.settings.tags).__contains__)]
+        tests.append(lambda c: m_expr(set(c.settings.tags).__contains__))
     if tags:
         wanted = set(tags)
-        chosen = [c for c in chosen if wanted.intersection(c.settings.tags)]
+        tests.append(lambda c: bool(wanted.intersection(c.settings.tags)))
     if last_failed is not None:
         failed = failed_keys(last_failed)
-        chosen = [c for c in chosen if case_key(c.file, c.name) in failed]
-    return chosen
+        tests.append(lambda c: case_key(c.file, c.name) in failed)
+    if lazy:  # decided on outlines (name, file, suite, tags are theirs), the chosen cases made when read
+        described = outlined(cases, labels=False)  # type: ignore[arg-type]
+        return picked(cases, [i for i, c in enumerate(described) if all(t(c) for t in tests)])  # type: ignore
+    return [c for c in cases if all(t(c) for t in tests)]
+
+
+def picked(cases: Sequence[CompiledCase], positions: Sequence[int]) -> Sequence[CompiledCase]:
+    """The cases at ``positions``, in that order: a list, unless the cases are made when read
+    (`LazyCases`, `SuiteCases`); then a `LazyCases` that makes each when read, so that a selection
+    of 100,000 examples rows holds their positions, not their cases."""
+    if not isinstance(cases, (LazyCases, SuiteCases)):
+        return [cases[i] for i in positions]
+    kept = array("q", positions)
+    views: dict[bool, Sequence[CompiledCase]] = {}
+
+    def outline(j: int, labels: bool) -> CompiledCase:
+        view = views.get(labels)
+        if view is None:
+            view = views[labels] = outlined(cases, labels)
+        return view[kept[j]]
+
+    return LazyCases(len(kept), lambda j: cases[kept[j]], outline=outline)
 
 
 def _substring_matcher(words: tuple[str, ...]) -> Matcher:

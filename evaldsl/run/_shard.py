@@ -103,8 +103,8 @@ def sharding_order(items: Sequence[T], file_of: Any, all_files: Iterable[str]) -
     return sorted(items, key=lambda x: keys.get(file_of(x)) or fallback[file_of(x)])
 
 
-def shard_cases(cases: Sequence[CompiledCase], shard: Shard, all_files: Iterable[str]) -> list[CompiledCase]:
-    """The cases of ``shard``, in their run order.
+def shard_cases(cases: Sequence[CompiledCase], shard: Shard, all_files: Iterable[str]) -> Sequence[CompiledCase]:
+    """The cases of ``shard``, in their run order (made when read, when ``cases`` are: `picked`).
 
     Args:
         cases: the selected cases, in run order.
@@ -112,10 +112,14 @@ def shard_cases(cases: Sequence[CompiledCase], shard: Shard, all_files: Iterable
         all_files: every loaded file (`RunMeta.suites`): the common root is theirs,
             so a selection that leaves a folder out does not move the root.
     """
-    files = [c.file for c in cases]  # by position: cases made when read are new objects at each read
+    from ..compile._model import case_keys
+    from ._select import picked
+
+    # by position: cases made when read are new objects at each read; their files known without making them
+    files = [file for file, _ in case_keys(cases)]
     ordered = sharding_order(range(len(files)), files.__getitem__, all_files)
-    mine = {i for p, i in enumerate(ordered) if p % shard.count == shard.index - 1}
-    return [c for i, c in enumerate(cases) if i in mine]
+    mine = sorted(i for p, i in enumerate(ordered) if p % shard.count == shard.index - 1)
+    return picked(cases, mine)  # type: ignore[return-value]
 
 
 def suite_version(cases: Iterable[CompiledCase]) -> str:

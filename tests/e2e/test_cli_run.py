@@ -652,6 +652,17 @@ def test_a_run_killed_after_some_cases_is_finished_by_resume(work: Path, done: i
     _resume_finishes_every_case_once(work, ran_before=done)
 
 
+def test_a_run_of_examples_rows_killed_midway_is_finished_by_resume(work: Path) -> None:
+    """The same six cases as rows of an `examples from` file: what --resume has left to run is picked
+    by key, the rows' cases made as they run (`run._select.picked`), each missing one run once."""
+    write(work / "killable.py", KILLABLE)
+    write(work / "six.jsonl", "".join(f'{{"i": {i}}}\n' for i in range(6)))
+    write(work / "six.evl", 'case "c{{i}}"\n  prompt "p{{i}}"\n  expect final text is "p{{i}}"\n'
+                            '  examples from "six.jsonl"\n')
+    _killed_after(work, 2, "--json", "rec.json")
+    _resume_finishes_every_case_once(work, ran_before=2)
+
+
 def test_resume_after_a_kill_mid_resume_with_its_last_line_cut(work: Path) -> None:
     write(work / "killable.py", KILLABLE)
     write(work / "six.evl", SIX)

@@ -315,3 +315,31 @@ def test_outlines_of_rows_describe_them_as_their_cases_do(tmp_path: Path) -> Non
     with pytest.raises(RuntimeError, match="cannot be run"):
         sketch[0].expectations[0](None)  # type: ignore[arg-type]
     assert suite_version(suite.cases) == _reference_version(list(suite.cases))
+
+
+def test_selecting_sharding_and_resuming_rows_keeps_them_made_when_read(tmp_path: Path) -> None:
+    """`-k`, `-m`, `--tag`, `--lf`, `--shard` and what `--resume` has left to run pick examples rows by
+    position (`picked`): the same cases as the eager table's, still made when read, never all held."""
+    from evaldsl.run._select import picked, select_cases
+
+    rows = [{"n": i, "total": i + 2, "tags": "odd" if i % 2 else "even"} for i in range(30)]
+    path = _rows_suite(tmp_path, rows)
+    lazy = flatten_cases(evaldsl.load(path)[0])
+    table = "".join(f"  | {r['n']} | {r['total']} | {r['tags']} |\n" for r in rows)
+    inline = path.read_text(encoding="utf-8").replace('  examples from "rows.jsonl"\n',
+                                                      "  examples\n  | n | total | tags |\n" + table)
+    eager = list(evaldsl.compile(inline, filename=str(path)).cases)
+    for options in ({"keyword": '"row 1" or "row 2"'}, {"markers": "odd"}, {"tags": ["even"]}, {"keyword": "nothing"}):
+        chosen = select_cases(lazy, **options)  # type: ignore[arg-type]
+        assert isinstance(chosen, LazyCases), options
+        assert [c.name for c in chosen] == [c.name for c in select_cases(eager, **options)]  # type: ignore[arg-type]
+        assert chosen[0] is not chosen[0] if len(chosen) else True  # made again at each read
+    odd = select_cases(lazy, markers="odd")
+    assert suite_version(odd) == suite_version(list(odd))  # its outlines are those of the rows it picked
+    for i in (1, 2):
+        mine = shard_cases(lazy, Shard(i, 2), [str(path)])
+        assert isinstance(mine, LazyCases)
+        assert [c.name for c in mine] == [c.name for c in shard_cases(eager, Shard(i, 2), [str(path)])]
+    left = picked(lazy, [29, 3, 4])
+    assert [c.name for c in left] == ["row 29", "row 3", "row 4"] and left[-1].prompt == "What is 4 + 2?"
+    assert [c.name for c in picked(eager, [29, 3])] == ["row 29", "row 3"]
