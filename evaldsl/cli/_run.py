@@ -281,9 +281,9 @@ def _interrupted(plan: _Plan, started: float, args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     """Import the agent (or make the model ``spec``'s), load and select the cases, set up
     the record; or an exit code."""
+    from ..compile._model import case_keys
     from ..report._json import record_stem
     from ..report._keeper import RecordKeeper
-    from ..compile._model import case_keys
     from ..report._terminal import Digest
     from ..run._api import flatten_cases
     from ..run._builder import now
@@ -392,7 +392,7 @@ def _finish(plan: _Plan, *, complete: bool) -> Any:
     summary = plan.digest.summary()
     keeper.meta.finished_at, keeper.meta.complete = now(), complete
     keeper.finish(summary)
-    ran = plan.ran.in_order(keeper)
+    ran: Iterator[Any] = plan.ran.in_order(keeper)  # file, name, status: what the --lf cache reads
     for path, write in ((LAST_RECORD, lambda: _copy_last(keeper, summary)),
                         (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran))):
         try:
