@@ -6,7 +6,10 @@ reason that names the key path and what was expected against what was got
 (`limit: expected above 5, got 5`), because "no call matched" alone sends a
 user to the transcript, while the reason usually says what went wrong.
 
-Inside, every pattern compiles to a function that returns a list of misses,
+Inside, every pattern compiles to a small object (one class a pattern
+form, its values as slots: a suite of many cases that differ only in their
+numbers and strings holds each matcher's code once and a few bytes of data a
+case) whose call returns a list of misses,
 each a key path and a text; the empty list means a match. Paths are kept
 apart from texts so that an object can prefix its key to whatever a nested
 pattern reports, and an object reports every failing key, not only the first:
@@ -51,7 +54,6 @@ class Miss(NamedTuple):
     text: str
 
 
-_Check = Callable[[Any], list[Miss]]
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -69,7 +71,7 @@ def compile_pattern(node: Any) -> Matcher:
         CompileProblem: E203 for `absent` other than as a key's pattern, E202
             for a bad regex, and for a placeholder that was never filled in.
     """
-    return _joined(_build(node))
+    return _Joined(_build(node))
 
 
 def compile_args(node: Any) -> Matcher:
@@ -78,7 +80,7 @@ def compile_args(node: Any) -> Matcher:
     A string argument value is decoded as JSON first, as models send
     arguments that way; a string that is not JSON matches no pattern.
     """
-    return _joined(_args_check(node))
+    return _Joined(_args_check(node))
 
 
 def compile_args_misses(node: Any) -> Callable[[Any], list[str]]:
@@ -86,8 +88,7 @@ def compile_args_misses(node: Any) -> Callable[[Any], list[str]]:
 
     The call predicates use the number of reasons to find the closest call.
     """
-    check = _args_check(node)
-    return lambda value: [format_miss(miss) for miss in check(value)]
+    return _Reasons(_args_check(node))
 
 
 def compile_regex(node: a.Regex) -> re.Pattern[str]:
@@ -129,33 +130,85 @@ def describe(node: Any) -> str:
     return label(node)
 
 
-def _joined(check: _Check) -> Matcher:
-    def matcher(value: Any) -> str | None:
-        misses = check(value)
+class _Joined:
+    """A matcher: None on a match, else the misses' texts joined by "; "."""
+
+    __slots__ = ("check",)
+
+    def __init__(self, check: _Pattern) -> None:
+        self.check = check
+
+    def __call__(self, value: Any) -> str | None:
+        misses = self.check.match(value)
         return "; ".join(map(format_miss, misses)) if misses else None
 
-    return matcher
+
+class _Reasons:
+    """Every reason a value misses, as texts: [] on a match."""
+
+    __slots__ = ("check",)
+
+    def __init__(self, check: _Pattern) -> None:
+        self.check = check
+
+    def __call__(self, value: Any) -> list[str]:
+        return [format_miss(miss) for miss in self.check.match(value)]
 
 
-def _args_check(node: Any) -> _Check:
-    if isinstance(node, a.Placeholder):
-        raise unfilled(node)
-    if not isinstance(node, a.ObjectPattern):
-        raise CompileProblem("tool arguments are matched by an object pattern <...>", node)
-    check = _build(node)
+class _Pattern:
+    """A compiled pattern: `match(value)` gives the misses, [] on a match."""
 
-    def args(value: Any) -> list[Miss]:
+    __slots__ = ()
+
+    def match(self, value: Any) -> list[Miss]:
+        raise NotImplementedError
+
+    def __call__(self, value: Any) -> list[Miss]:
+        return self.match(value)
+
+
+class _Leaf(_Pattern):
+    """A pattern with no inner pattern: it holds or it does not, with one wording."""
+
+    __slots__ = ()
+
+    def holds(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def wanted(self) -> str:
+        """What was expected, as a detail says it (made only when a value misses)."""
+        raise NotImplementedError
+
+    def match(self, value: Any) -> list[Miss]:
+        return [] if self.holds(value) else _miss(f"expected {self.wanted()}, got {show(value)}")
+
+
+class _Args(_Pattern):
+    """A call's arguments: a string is decoded as JSON first, as models send them."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: _Pattern) -> None:
+        self.inner = inner
+
+    def match(self, value: Any) -> list[Miss]:
         if isinstance(value, str):
             try:
                 value = json.loads(value) if value.strip() else {}  # "" means no arguments, as for a mock tool
             except ValueError:
                 return [Miss((), f"arguments are not valid JSON: {shorten(value, 80)}")]
-        return check(value)
-
-    return args
+        return self.inner.match(value)
 
 
-def _build(node: Any) -> _Check:
+def _args_check(node: Any) -> _Pattern:
+    if isinstance(node, a.Placeholder):
+        raise unfilled(node)
+    if not isinstance(node, a.ObjectPattern):
+        raise CompileProblem("tool arguments are matched by an object pattern <...>", node)
+    return _Args(_build(node))
+
+
+def _build(node: Any) -> _Pattern:
     factory = _FACTORIES.get(type(node))
     if factory is not None:
         return factory(node)
@@ -171,15 +224,6 @@ def _miss(text: str) -> list[Miss]:
     return [Miss((), text)]
 
 
-def _expect(holds: Callable[[Any], bool], wanted: str) -> _Check:
-    """A leaf check: no miss when `holds(value)`, else `expected WANTED, got VALUE`."""
-
-    def check(value: Any) -> list[Miss]:
-        return [] if holds(value) else _miss(f"expected {wanted}, got {show(value)}")
-
-    return check
-
-
 def _prefixed(step: str | int, misses: list[Miss]) -> list[Miss]:
     return [Miss((step, *miss.path), miss.text) for miss in misses]
 
@@ -187,90 +231,138 @@ def _prefixed(step: str | int, misses: list[Miss]) -> list[Miss]:
 # ------------------------------------------------------------ structure --
 
 
-def _object(node: a.ObjectPattern) -> _Check:
-    entries = [
-        (entry.key, None if isinstance(entry.pattern, a.AbsentPattern) else _build(entry.pattern))
-        for entry in node.entries
-    ]
+class _Object(_Pattern):
+    """`<k: P, ...>`: every listed key matches its pattern (None: `absent`), other keys are free."""
 
-    def check(value: Any) -> list[Miss]:
+    __slots__ = ("keys", "inners")
+
+    def __init__(self, node: a.ObjectPattern) -> None:
+        self.keys = _shared(tuple(entry.key for entry in node.entries))
+        self.inners = tuple(None if isinstance(entry.pattern, a.AbsentPattern) else _build(entry.pattern)
+                            for entry in node.entries)
+
+    def match(self, value: Any) -> list[Miss]:
         if not isinstance(value, dict):
             return _miss(f"expected an object, got {show(value)}")
         misses: list[Miss] = []
-        for key, inner in entries:
+        for key, inner in zip(self.keys, self.inners):
             if inner is None:
                 if key in value:
                     misses.append(Miss((key,), f"expected no such key, got {show(value[key])}"))
             elif key not in value:
                 misses.append(Miss((), f"missing key {json.dumps(key, ensure_ascii=False)}"))
             else:
-                misses.extend(_prefixed(key, inner(value[key])))
+                found = inner.match(value[key])
+                if found:
+                    misses.extend(_prefixed(key, found))
         return misses
 
-    return check
 
+class _Array(_Pattern):
+    """`[P, ...]`: an array of exactly that many elements, each matching in turn."""
 
-def _array(node: a.ArrayPattern) -> _Check:
-    items = [_build(item) for item in node.items]
-    size = len(items)
-    wanted = f"an array of {size} element{'' if size == 1 else 's'}"
+    __slots__ = ("items",)
 
-    def check(value: Any) -> list[Miss]:
+    def __init__(self, node: a.ArrayPattern) -> None:
+        self.items = tuple(_build(item) for item in node.items)
+
+    def match(self, value: Any) -> list[Miss]:
+        size = len(self.items)
         if not isinstance(value, (list, tuple)):
-            return _miss(f"expected {wanted}, got {show(value)}")
+            return _miss(f"expected {self._wanted()}, got {show(value)}")
         if len(value) != size:
-            return _miss(f"expected {wanted}, got {len(value)}: {show(value)}")
+            return _miss(f"expected {self._wanted()}, got {len(value)}: {show(value)}")
         misses: list[Miss] = []
-        for index, (inner, item) in enumerate(zip(items, value, strict=True)):
-            misses.extend(_prefixed(index, inner(item)))
+        for index, (inner, item) in enumerate(zip(self.items, value, strict=True)):
+            misses.extend(_prefixed(index, inner.match(item)))
         return misses
 
-    return check
+    def _wanted(self) -> str:
+        size = len(self.items)
+        return f"an array of {size} element{'' if size == 1 else 's'}"
 
 
-def _any(node: a.AnyPattern) -> _Check:
-    return lambda value: []
+class _Any(_Pattern):
+    """`_`: anything."""
+
+    __slots__ = ()
+
+    def match(self, value: Any) -> list[Miss]:
+        return []
+
+
+_ANY = _Any()
 
 
 # -------------------------------------------------------------- literals --
 
 
-def _equals(node: a.EqualsPattern) -> _Check:
-    expected = to_python(node.value)
-    equal = casefold_equal if node.ignore_case else json_equal
-    wanted = show(expected) + (" ignoring case" if node.ignore_case else "")
-    return _expect(lambda value: equal(value, expected), wanted)
+class _Equals(_Leaf):
+    """A literal: equal by the literal rule (or after casefolding, `ignoring case`)."""
+
+    __slots__ = ("expected", "fold")
+
+    def __init__(self, node: a.EqualsPattern) -> None:
+        self.expected = to_python(node.value)
+        self.fold = node.ignore_case
+
+    def holds(self, value: Any) -> bool:
+        return casefold_equal(value, self.expected) if self.fold else json_equal(value, self.expected)
+
+    def match(self, value: Any) -> list[Miss]:
+        expected = self.expected
+        if type(value) is type(expected) and type(value) in _SCALARS and value == expected:
+            return []  # the usual hit, without the literal rule's walk
+        return _Leaf.match(self, value)
+
+    def wanted(self) -> str:
+        return show(self.expected) + (" ignoring case" if self.fold else "")
 
 
-def _one_of(node: a.OneOfPattern) -> _Check:
-    options = [to_python(value) for value in node.values]
-    return _expect(lambda value: any(json_equal(value, option) for option in options),
-                   f"one of {show(options)}")
+_SCALARS = frozenset({str, int, float})
+"""Types whose equal values of the same type are equal by the literal rule too (NaN is never equal)."""
+
+
+class _OneOf(_Leaf):
+    __slots__ = ("options",)
+
+    def __init__(self, node: a.OneOfPattern) -> None:
+        self.options = tuple(to_python(value) for value in node.values)
+
+    def holds(self, value: Any) -> bool:
+        return any(json_equal(value, option) for option in self.options)
+
+    def wanted(self) -> str:
+        return f"one of {show(list(self.options))}"
 
 
 # --------------------------------------------------------------- strings --
 
 
-def _contains(node: a.ContainsPattern) -> _Check:
-    inner_node = node.pattern
-    inner = _build(inner_node)
-    needle = _needle(inner_node)
-    fold = isinstance(inner_node, a.EqualsPattern) and inner_node.ignore_case
-    wanted = describe(inner_node)
+class _Contains(_Pattern):
+    """`contains P`: an array with an element matching P, or (P a string) a string containing it."""
 
-    def check(value: Any) -> list[Miss]:
+    __slots__ = ("inner", "needle", "fold", "described")
+
+    def __init__(self, node: a.ContainsPattern) -> None:
+        inner_node = node.pattern
+        self.inner = _build(inner_node)
+        self.needle = _needle(inner_node)
+        self.fold = isinstance(inner_node, a.EqualsPattern) and inner_node.ignore_case
+        self.described = describe(inner_node)
+
+    def match(self, value: Any) -> list[Miss]:
+        needle, wanted = self.needle, self.described
         if isinstance(value, (list, tuple)):
-            if any(not inner(item) for item in value):
+            if any(not self.inner.match(item) for item in value):
                 return []
             return _miss(f"expected an array containing {wanted}, got {show(value)}")
         if isinstance(value, str) and needle is not None:
-            if (needle.casefold() in value.casefold()) if fold else (needle in value):
+            if (needle.casefold() in value.casefold()) if self.fold else (needle in value):
                 return []
             return _miss(f"expected a string containing {wanted}, got {show(value)}")
         kind = "a string or an array" if needle is not None else "an array"
         return _miss(f"expected {kind} containing {wanted}, got {show(value)}")
-
-    return check
 
 
 def _needle(node: Any) -> str | None:
@@ -282,27 +374,42 @@ def _needle(node: Any) -> str | None:
     return None
 
 
-def _affix(node: a.StartsWithPattern | a.EndsWithPattern) -> _Check:
-    affix = to_text(node.text)
-    fold = node.ignore_case
-    starts = isinstance(node, a.StartsWithPattern)
-    verb = "starting" if starts else "ending"
-    wanted = f"a string {verb} with {show(affix)}" + (" ignoring case" if fold else "")
-    key = affix.casefold() if fold else affix
+class _Affix(_Leaf):
+    """`starts with "s"` / `ends with "s"`, optionally ignoring case."""
 
-    def holds(value: Any) -> bool:
+    __slots__ = ("affix", "key", "fold", "starts")
+
+    def __init__(self, node: a.StartsWithPattern | a.EndsWithPattern) -> None:
+        self.affix = to_text(node.text)
+        self.fold = node.ignore_case
+        self.starts = isinstance(node, a.StartsWithPattern)
+        self.key = self.affix.casefold() if self.fold else self.affix
+
+    def holds(self, value: Any) -> bool:
         if not isinstance(value, str):
             return False
-        text = value.casefold() if fold else value
-        return text.startswith(key) if starts else text.endswith(key)
+        text = value.casefold() if self.fold else value
+        return text.startswith(self.key) if self.starts else text.endswith(self.key)
 
-    return _expect(holds, wanted)
+    def wanted(self) -> str:
+        verb = "starting" if self.starts else "ending"
+        return f"a string {verb} with {show(self.affix)}" + (" ignoring case" if self.fold else "")
 
 
-def _matches(node: a.MatchesPattern) -> _Check:
-    regex = compile_regex(node.regex)
-    wanted = f"a string matching /{node.regex.pattern}/{node.regex.flags}"
-    return _expect(lambda value: isinstance(value, str) and bool(search(regex, value, "a string")), wanted)
+class _Matches(_Leaf):
+    """`matches /re/`: a string the regex finds a match in (time-limited, see `_regex`)."""
+
+    __slots__ = ("regex", "flags")
+
+    def __init__(self, node: a.MatchesPattern) -> None:
+        self.regex = compile_regex(node.regex)
+        self.flags = node.regex.flags
+
+    def holds(self, value: Any) -> bool:
+        return isinstance(value, str) and bool(search(self.regex, value, "a string"))
+
+    def wanted(self) -> str:
+        return f"a string matching /{self.regex.pattern}/{self.flags}"
 
 
 # --------------------------------------------------------------- numbers --
@@ -317,17 +424,31 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 """The four comparison words of patterns and `final number`, as tests."""
 
 
-def _compare(node: a.ComparePattern) -> _Check:
-    bound = to_number(node.value)
-    holds = COMPARE[node.op]
-    return _expect(lambda value: is_number(value) and holds(value, bound),
-                   f"{node.op} {show(bound)}")
+class _Compare(_Leaf):
+    __slots__ = ("op", "bound")
+
+    def __init__(self, node: a.ComparePattern) -> None:
+        self.op = node.op
+        self.bound = to_number(node.value)
+
+    def holds(self, value: Any) -> bool:
+        return is_number(value) and COMPARE[self.op](value, self.bound)
+
+    def wanted(self) -> str:
+        return f"{self.op} {show(self.bound)}"
 
 
-def _between(node: a.BetweenPattern) -> _Check:
-    low, high = ordered_bounds(node)
-    return _expect(lambda value: is_number(value) and low <= value <= high,
-                   f"between {show(low)} and {show(high)}")
+class _Between(_Leaf):
+    __slots__ = ("low", "high")
+
+    def __init__(self, node: a.BetweenPattern) -> None:
+        self.low, self.high = ordered_bounds(node)
+
+    def holds(self, value: Any) -> bool:
+        return is_number(value) and self.low <= value <= self.high
+
+    def wanted(self) -> str:
+        return f"between {show(self.low)} and {show(self.high)}"
 
 
 def ordered_bounds(node: Any) -> tuple[int | float, int | float]:
@@ -339,51 +460,109 @@ def ordered_bounds(node: Any) -> tuple[int | float, int | float]:
     return low, high
 
 
-def _within(node: a.WithinPattern) -> _Check:
-    center = to_python(node.value)
-    if not is_number(center):
-        raise CompileProblem(f"`within` needs a number before it, found {show(center)}",
-                             node.value, code="E213")
-    tolerance = to_number(node.tolerance)
-    if tolerance < 0:
-        raise CompileProblem("a `within` tolerance cannot be negative", node.tolerance,
-                             code="E213")
-    return _expect(lambda value: is_number(value) and abs(value - center) <= tolerance,
-                   f"{show(center)} within {show(tolerance)}")
+class _Within(_Leaf):
+    __slots__ = ("center", "tolerance")
+
+    def __init__(self, node: a.WithinPattern) -> None:
+        center = to_python(node.value)
+        if not is_number(center):
+            raise CompileProblem(f"`within` needs a number before it, found {show(center)}",
+                                 node.value, code="E213")
+        tolerance = to_number(node.tolerance)
+        if tolerance < 0:
+            raise CompileProblem("a `within` tolerance cannot be negative", node.tolerance,
+                                 code="E213")
+        self.center, self.tolerance = center, tolerance
+
+    def holds(self, value: Any) -> bool:
+        return is_number(value) and abs(value - self.center) <= self.tolerance
+
+    def wanted(self) -> str:
+        return f"{show(self.center)} within {show(self.tolerance)}"
 
 
 # ----------------------------------------------------------- combinators --
 
 
-def _negation(node: a.PatternNegation) -> _Check:
-    inner = _build(node.pattern)
-    return _expect(lambda value: bool(inner(value)), f"not {describe(node.pattern)}")
+class _Negation(_Leaf):
+    __slots__ = ("inner", "described")
+
+    def __init__(self, node: a.PatternNegation) -> None:
+        self.inner = _build(node.pattern)
+        self.described = f"not {describe(node.pattern)}"
+
+    def holds(self, value: Any) -> bool:
+        return bool(self.inner.match(value))
+
+    def wanted(self) -> str:
+        return self.described
 
 
-def _and(node: a.PatternAnd) -> _Check:
-    parts = [_build(part) for part in node.patterns]
-    return lambda value: [miss for part in parts for miss in part(value)]
+class _And(_Pattern):
+    __slots__ = ("parts",)
+
+    def __init__(self, node: a.PatternAnd) -> None:
+        self.parts = tuple(_build(part) for part in node.patterns)
+
+    def match(self, value: Any) -> list[Miss]:
+        return [miss for part in self.parts for miss in part.match(value)]
 
 
-def _or(node: a.PatternOr) -> _Check:
-    parts = [_build(part) for part in node.patterns]
-    return _expect(lambda value: any(not part(value) for part in parts), describe(node))
+class _Or(_Leaf):
+    __slots__ = ("parts", "described")
+
+    def __init__(self, node: a.PatternOr) -> None:
+        self.parts = tuple(_build(part) for part in node.patterns)
+        self.described = describe(node)
+
+    def holds(self, value: Any) -> bool:
+        return any(not part.match(value) for part in self.parts)
+
+    def wanted(self) -> str:
+        return self.described
 
 
-_FACTORIES: dict[type, Callable[[Any], _Check]] = {
-    a.ObjectPattern: _object,
-    a.ArrayPattern: _array,
-    a.AnyPattern: _any,
-    a.EqualsPattern: _equals,
-    a.OneOfPattern: _one_of,
-    a.ContainsPattern: _contains,
-    a.StartsWithPattern: _affix,
-    a.EndsWithPattern: _affix,
-    a.MatchesPattern: _matches,
-    a.ComparePattern: _compare,
-    a.BetweenPattern: _between,
-    a.WithinPattern: _within,
-    a.PatternNegation: _negation,
-    a.PatternAnd: _and,
-    a.PatternOr: _or,
+_SHARED: dict[Any, Any] = {}
+"""Parts that recur from case to case (`op: add`, a key list), one object each; bounded."""
+
+
+def _shared(value: Any) -> Any:
+    if len(_SHARED) >= 4096:
+        _SHARED.clear()
+    return _SHARED.setdefault(value, value)
+
+
+def _literal(node: a.EqualsPattern) -> _Pattern:
+    """An `_Equals`, the same one for the same string, whole number or constant."""
+    value = node.value
+    if isinstance(value, a.Number) and type(value.value) is int or isinstance(value, (a.Word, a.Constant)):
+        key = (type(value), value.value, node.ignore_case)
+    elif isinstance(value, a.String):
+        key = (a.String, value.value, node.ignore_case)
+    else:
+        return _Equals(node)
+    found = _SHARED.get(key)
+    if found is None:
+        found = _SHARED[key] = _Equals(node)
+        if len(_SHARED) > 4096:
+            _SHARED.clear()
+    return found
+
+
+_FACTORIES: dict[type, Callable[[Any], _Pattern]] = {
+    a.ObjectPattern: _Object,
+    a.ArrayPattern: _Array,
+    a.AnyPattern: lambda node: _ANY,
+    a.EqualsPattern: _literal,
+    a.OneOfPattern: _OneOf,
+    a.ContainsPattern: _Contains,
+    a.StartsWithPattern: _Affix,
+    a.EndsWithPattern: _Affix,
+    a.MatchesPattern: _Matches,
+    a.ComparePattern: _Compare,
+    a.BetweenPattern: _Between,
+    a.WithinPattern: _Within,
+    a.PatternNegation: _Negation,
+    a.PatternAnd: _And,
+    a.PatternOr: _Or,
 }
