@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
