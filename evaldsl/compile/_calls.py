@@ -22,14 +22,14 @@ from ..artifacts import ToolCall
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
-from ._patterns import compile_args_misses
+from ._patterns import ArgsMisses, compile_args_misses
 from ._values import label, shorten, show, to_number, tool_name
 
 _HOLDS = Outcome(1.0)
 _LISTED = 5
 """How many calls a detail shows in full before it says how many more."""
 
-Misses = Callable[[Any], list[str]]
+Misses = ArgsMisses
 
 
 class _Step:
@@ -52,7 +52,7 @@ class _Step:
     def matches(self, call: ToolCall) -> bool:
         if self.tool is not None and call.name != self.tool:
             return False
-        return self.misses is None or not self.misses(call.args)
+        return self.misses is None or self.misses.fits(call.args)
 
 
 def compile_calls(node: Any) -> Check:

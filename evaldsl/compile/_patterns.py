@@ -33,8 +33,8 @@ from ._values import shorten, unfilled
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-__all__ = ["COMPARE", "Matcher", "Miss", "compile_args", "compile_args_misses", "compile_pattern", "compile_regex",
-           "describe", "format_miss", "ordered_bounds"]
+__all__ = ["COMPARE", "ArgsMisses", "Matcher", "Miss", "compile_args", "compile_args_misses", "compile_pattern",
+           "compile_regex", "describe", "format_miss", "ordered_bounds"]
 
 Matcher = Callable[[Any], "str | None"]
 """None when the value matches, else a short reason."""
@@ -67,12 +67,12 @@ def compile_args(node: Any) -> Matcher:
     return _Joined(_args_check(node))
 
 
-def compile_args_misses(node: Any) -> Callable[[Any], list[str]]:
+def compile_args_misses(node: Any) -> ArgsMisses:
     """Like `compile_args`, but every reason is kept: [] on a match.
 
     The call predicates use the number of reasons to find the closest call.
     """
-    return _Reasons(_args_check(node))
+    return ArgsMisses(_args_check(node))
 
 
 def format_miss(miss: Miss) -> str:
@@ -102,8 +102,8 @@ class _Joined:
         return "; ".join(map(format_miss, misses)) if misses else None
 
 
-class _Reasons:
-    """Every reason a value misses, as texts: [] on a match."""
+class ArgsMisses:
+    """Every reason a call's arguments miss, as texts: [] on a match; `fits` says only whether they match."""
 
     __slots__ = ("check",)
 
@@ -112,6 +112,9 @@ class _Reasons:
 
     def __call__(self, value: Any) -> list[str]:
         return [format_miss(miss) for miss in self.check.match(value)]
+
+    def fits(self, value: Any) -> bool:
+        return not self.check.match(value)
 
 
 class _Args(_Pattern):
