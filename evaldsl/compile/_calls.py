@@ -16,36 +16,43 @@ calls for the steps after it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..artifacts import ToolCall
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
-from ._patterns import compile_args_misses
+from ._patterns import ArgsMisses, compile_args_misses
 from ._values import label, shorten, show, to_number, tool_name
 
 _HOLDS = Outcome(1.0)
 _LISTED = 5
 """How many calls a detail shows in full before it says how many more."""
 
-Misses = Callable[[Any], list[str]]
+Misses = ArgsMisses
 
 
-class _Step(NamedTuple):
+class _Step:
     """A compiled step: a tool name (None for `any tool`) and its argument test."""
 
-    tool: str | None
-    misses: Misses | None
-    label: str
-    """How the step is written: `search`, `any tool`, `calc with <op: add>`."""
-    args: str
-    """How its argument pattern is written (`<op: add>`); '' without one."""
+    __slots__ = ("tool", "misses", "args")
+
+    def __init__(self, tool: str | None, misses: Misses | None, args: str) -> None:
+        self.tool = tool
+        self.misses = misses
+        self.args = args
+        """How its argument pattern is written (`<op: add>`); '' without one."""
+
+    @property
+    def label(self) -> str:
+        """How the step is written: `search`, `any tool`, `calc with <op: add>`."""
+        shown = "any tool" if self.tool is None else self.tool
+        return f"{shown} with {self.args}" if self.args else shown
 
     def matches(self, call: ToolCall) -> bool:
         if self.tool is not None and call.name != self.tool:
             return False
-        return self.misses is None or not self.misses(call.args)
+        return self.misses is None or self.misses.fits(call.args)
 
 
 def compile_calls(node: Any) -> Check:
@@ -70,12 +77,9 @@ def compile_calls(node: Any) -> Check:
 
 def _step(tool: Any, args: Any) -> _Step:
     name = None if tool is None else tool_name(tool)
-    misses = None if args is None else compile_args_misses(args)
-    shown = "any tool" if name is None else name
     if args is None:
-        return _Step(name, misses, shown, "")
-    written = label(args)
-    return _Step(name, misses, f"{shown} with {written}", written)
+        return _Step(name, None, "")
+    return _Step(name, compile_args_misses(args), label(args))
 
 
 def _names(calls: Sequence[ToolCall]) -> str:
@@ -165,16 +169,26 @@ def _called(node: a.Called) -> Check:
     step = _step(node.tool, node.args)
     if node.count is not None:
         return _counted(step, node.count)
+    return _Called(step)
 
-    def check(ctx: EvalContext) -> Outcome:
+
+class _Called:
+    """`called T [with ARGS]`: some call fits the step (an object: a suite of many cases holds little a case)."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: _Step) -> None:
+        self.step = step
+
+    def __call__(self, ctx: EvalContext) -> Outcome:
+        step = self.step
         calls = ctx.artifacts.tool_calls
-        if any(step.matches(call) for call in calls):
-            return _HOLDS
+        for call in calls:
+            if step.matches(call):
+                return _HOLDS
         if step.misses is None:
             return Outcome(0.0, _not_called(step.tool, calls))
         return Outcome(0.0, _no_match(step, calls))
-
-    return check
 
 
 def _counted(step: _Step, count: a.Count) -> Check:

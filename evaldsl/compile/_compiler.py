@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -47,6 +46,10 @@ Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path],
 
 CHECK_CACHE = 512
 """How many compiled checks `check` keeps for reuse by expectations of the same text."""
+SHARED_CHECKS = 8192
+"""How many a compile keeps for that reuse: past it the cache starts again (cases already
+compiled keep theirs), so a suite of 100,000 distinct expectations does not also hold an
+index of them all."""
 
 
 class _Session:
@@ -63,8 +66,8 @@ class _Session:
         self.libraries: dict[Path, list[CompiledTool]] = {}
         self.may_have_templates = True
         self.warned: set[Diagnostic] = set()
-        self.checks: dict[str, Any] = {}  # compiled checks by their expectation's text, shared
-        self.checks_limit = sys.maxsize
+        self.checks: dict[str, Any] = {}  # (label, compiled check) by their expectation's text, shared
+        self.checks_limit = SHARED_CHECKS
         self.linted: dict[str, bool] = {}  # expectation text -> needs a judge, for texts that linted clean
         self.holes: set[int] | None = None  # see `_examples.holes`: set while a file's rows are compiled
         self.needs_judge: dict[int, bool] = {}  # by `expect` statement, once linted (only in `_Rebuild`)
@@ -335,7 +338,7 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         if label is not None and not warnings:
             session.linted[label] = needs_judge
     if checks is not None and len(checks) >= session.checks_limit:
-        checks.clear()  # `check` keeps no case: the shared checks are only a cache there, kept bounded
+        checks.clear()  # the shared checks are a cache (`check` keeps no case), kept bounded
         session.linted.clear()
     return compile_expectation(node, filename, from_suite=from_suite, needs_judge=needs_judge, checks=checks,
                                label=label)

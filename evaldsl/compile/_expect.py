@@ -98,20 +98,22 @@ def _any_of(checks: list[Check]) -> Check:
 
 def compile_expectation(
     node: a.Expectation, filename: str, *, from_suite: bool = False, needs_judge: bool | None = None,
-    checks: dict[str, Check] | None = None, label: str | None = None,
+    checks: dict[str, tuple[str, Check]] | None = None, label: str | None = None,
 ) -> CompiledExpectation:
     """Compile one expectation with its fallbacks.
 
-    ``checks`` (label -> check) shares one compiled check among expectations
+    ``checks`` (label -> (label, check)) shares one compiled check among expectations
     of the same canonical text: what a check does depends on its text alone,
     and a suite of many similar cases then holds each distinct one once.
     """
     label = unparse(node) if label is None else label  # (the caller may have it already)
-    check = checks.get(label) if checks is not None else None
-    if check is None:
+    shared = checks.get(label) if checks is not None else None
+    if shared is None:
         check = _check(node)
         if checks is not None:
-            checks[label] = check
+            checks[label] = (label, check)
+    else:
+        label, check = shared  # its label too: one string for every case that writes it
     line = node.span.line if node.span else 0
     return CompiledExpectation(
         label=label, file=filename, line=line, check=check,
@@ -129,6 +131,8 @@ def _check(node: a.Expectation) -> Check:
             raise CompileProblem(f"a fallback's credit must be above 0 and at most 1, not {credit}",
                                  fb.credit, code="E210")
         fallbacks.append((compile_expr(fb.expr), float(credit), unparse(fb.expr)))
+    if not fallbacks:
+        return main  # a check that does not hold gives credit 0 itself: nothing to add
 
     def check(ctx: EvalContext) -> Outcome:
         outcome = main(ctx)

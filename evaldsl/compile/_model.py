@@ -75,7 +75,7 @@ class EvalContext:
 Check = Callable[[EvalContext], Outcome]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CompiledExpectation:
     """One `expect` line, compiled."""
 
@@ -150,7 +150,7 @@ class CompiledTool:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CompiledCase:
     """One runnable case (one row of an examples table is one case)."""
 

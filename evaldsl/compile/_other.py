@@ -142,7 +142,7 @@ def _custom_outcome(name: str, result: Any) -> Outcome:
         if math.isnan(result) or not 0 <= result <= 1:
             raise ValueError(f"custom predicate {name!r} returned credit {result!r}, "
                              "outside 0 to 1")
-        credit = float(result)
+        credit = float(result) + 0.0  # -0.0 is credit 0
         return _HOLDS if credit == 1 else Outcome(credit, f"{name} gave credit {credit:g}")
     raise TypeError(f"custom predicate {name!r} returned {type(result).__name__}; expected "
                     "a bool, a credit from 0 to 1, or a (bool, detail) pair")

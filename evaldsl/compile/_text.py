@@ -101,39 +101,49 @@ def _quoted(text: str) -> str:
     return show(text, limit=120)
 
 
-def _on_text(holds: Callable[[str], str | None]) -> Check:
-    """A check that fails without a final text, else asks `holds` for a detail."""
+class _OnText:
+    """A check of the final text: fails without one, else asks `detail` why the text misses (None: it holds).
 
-    def check(ctx: EvalContext) -> Outcome:
+    Each form is a small class with its values as slots (the code once, a few bytes a case).
+    """
+
+    __slots__ = ()
+
+    def __call__(self, ctx: EvalContext) -> Outcome:
         text = ctx.artifacts.final_text
         if text is None:
             return _NO_TEXT
-        detail = holds(text)
+        detail = self.detail(text)
         return _HOLDS if detail is None else Outcome(0.0, detail)
 
-    return check
+    def detail(self, text: str) -> str | None:
+        raise NotImplementedError
 
 
 # ------------------------------------------------------------------ text --
 
 
-def _text_form(node: Any) -> Check:
-    wanted = to_text(node.text)
-    fold = node.ignore_case
-    trim = not isinstance(node, a.TextContains)
-    if isinstance(node, a.TextIs):
-        wanted = wanted.strip()
-    key = wanted.casefold() if fold else wanted
-    test, verb = _TEXT_TESTS[type(node)]
-    suffix = " (ignoring case)" if fold else ""
+class _TextForm(_OnText):
+    """`final text contains / is / starts with / ends with "s" [ignoring case]`."""
 
-    def holds(text: str) -> str | None:
-        seen = text.strip() if trim else text
-        if test(seen.casefold() if fold else seen, key):
+    __slots__ = ("form", "wanted", "key", "fold")
+
+    def __init__(self, node: Any) -> None:
+        wanted = to_text(node.text)
+        if isinstance(node, a.TextIs):
+            wanted = wanted.strip()
+        self.form = type(node)
+        self.wanted = wanted
+        self.fold = node.ignore_case
+        self.key = wanted.casefold() if self.fold else wanted
+
+    def detail(self, text: str) -> str | None:
+        seen = text if self.form is a.TextContains else text.strip()
+        test, verb = _TEXT_TESTS[self.form]
+        if test(seen.casefold() if self.fold else seen, self.key):
             return None
-        return f"final text {_quoted(text)} {verb} {_quoted(wanted)}{suffix}"
-
-    return _on_text(holds)
+        suffix = " (ignoring case)" if self.fold else ""
+        return f"final text {_quoted(text)} {verb} {_quoted(self.wanted)}{suffix}"
 
 
 _TEXT_TESTS: dict[type, tuple[Callable[[str, str], bool], str]] = {
@@ -145,90 +155,129 @@ _TEXT_TESTS: dict[type, tuple[Callable[[str, str], bool], str]] = {
 
 
 def _text_empty(node: a.TextEmpty) -> Check:
-    def check(ctx: EvalContext) -> Outcome:
-        text = ctx.artifacts.final_text
-        if text is None or not text.strip():
-            return _HOLDS
-        return Outcome(0.0, f"final text {_quoted(text)} is not empty")
-
-    return check
+    return _TEXT_EMPTY
 
 
-def _text_matches(node: a.TextMatches) -> Check:
-    regex = compile_regex(node.regex)
-    shown = f"/{node.regex.pattern}/{node.regex.flags}"
+def _is_empty(ctx: EvalContext) -> Outcome:
+    text = ctx.artifacts.final_text
+    if text is None or not text.strip():
+        return _HOLDS
+    return Outcome(0.0, f"final text {_quoted(text)} is not empty")
 
-    def holds(text: str) -> str | None:
-        if search(regex, text, "the final text"):
+
+_TEXT_EMPTY: Check = _is_empty
+
+
+class _TextMatches(_OnText):
+    __slots__ = ("regex", "flags")
+
+    def __init__(self, node: a.TextMatches) -> None:
+        self.regex = compile_regex(node.regex)
+        self.flags = node.regex.flags
+
+    def detail(self, text: str) -> str | None:
+        if search(self.regex, text, "the final text"):
             return None
-        return f"final text {_quoted(text)} does not match {shown}"
-
-    return _on_text(holds)
+        return f"final text {_quoted(text)} does not match /{self.regex.pattern}/{self.flags}"
 
 
 # --------------------------------------------------------------- numbers --
 
 
-def _on_number(test: Callable[[int | float], bool], wanted: str) -> Check:
-    """A check on the last number: fails without text or number, else runs `test`."""
+class _OnNumber(_OnText):
+    """A check on the last number: fails without text or number, else runs `holds`."""
 
-    def holds(text: str) -> str | None:
+    __slots__ = ()
+
+    def detail(self, text: str) -> str | None:
         number = last_number(text)
         if number is None:
             return f"no number in final text {_quoted(text)}"
-        return None if test(number) else f"last number {show(number)} is not {wanted}"
+        return None if self.holds(number) else f"last number {show(number)} is not {self.wanted()}"
 
-    return _on_text(holds)
+    def holds(self, number: int | float) -> bool:
+        raise NotImplementedError
 
-
-def _number_is(node: a.NumberIs) -> Check:
-    target = to_number(node.value)
-    if node.within is None:
-        return _on_number(lambda n: n == target, show(target))
-    tolerance = to_number(node.within)
-    if tolerance < 0:
-        raise CompileProblem("a `within` tolerance cannot be negative", node.within,
-                             code="E213")
-    wanted = f"{show(target)} (within {show(tolerance)})"
-    return _on_number(lambda n: abs(n - target) <= tolerance, wanted)
+    def wanted(self) -> str:
+        raise NotImplementedError
 
 
-def _number_compare(node: a.NumberCompare) -> Check:
-    bound = to_number(node.value)
-    holds = COMPARE[node.op]
-    return _on_number(lambda n: holds(n, bound), f"{node.op} {show(bound)}")
+class _NumberIs(_OnNumber):
+    __slots__ = ("target", "tolerance")
+
+    def __init__(self, node: a.NumberIs) -> None:
+        self.target = to_number(node.value)
+        self.tolerance = None
+        if node.within is not None:
+            self.tolerance = to_number(node.within)
+            if self.tolerance < 0:
+                raise CompileProblem("a `within` tolerance cannot be negative", node.within,
+                                     code="E213")
+
+    def holds(self, number: int | float) -> bool:
+        if self.tolerance is None:
+            return number == self.target
+        return abs(number - self.target) <= self.tolerance
+
+    def wanted(self) -> str:
+        if self.tolerance is None:
+            return show(self.target)
+        return f"{show(self.target)} (within {show(self.tolerance)})"
 
 
-def _number_between(node: a.NumberBetween) -> Check:
-    low, high = ordered_bounds(node)
-    return _on_number(lambda n: low <= n <= high, f"between {show(low)} and {show(high)}")
+class _NumberCompare(_OnNumber):
+    __slots__ = ("op", "bound")
+
+    def __init__(self, node: a.NumberCompare) -> None:
+        self.op = node.op
+        self.bound = to_number(node.value)
+
+    def holds(self, number: int | float) -> bool:
+        return COMPARE[self.op](number, self.bound)
+
+    def wanted(self) -> str:
+        return f"{self.op} {show(self.bound)}"
+
+
+class _NumberBetween(_OnNumber):
+    __slots__ = ("low", "high")
+
+    def __init__(self, node: a.NumberBetween) -> None:
+        self.low, self.high = ordered_bounds(node)
+
+    def holds(self, number: int | float) -> bool:
+        return self.low <= number <= self.high
+
+    def wanted(self) -> str:
+        return f"between {show(self.low)} and {show(self.high)}"
 
 
 # ------------------------------------------------------------------ json --
 
 
-def _final_json(node: a.FinalJson) -> Check:
-    matcher = compile_pattern(node.pattern)
+class _FinalJson(_OnText):
+    __slots__ = ("matcher",)
 
-    def holds(text: str) -> str | None:
+    def __init__(self, node: a.FinalJson) -> None:
+        self.matcher = compile_pattern(node.pattern)
+
+    def detail(self, text: str) -> str | None:
         ok, value = extract_json(text)
         if not ok:
             return f"{value}: {_quoted(text)}"
-        reason = matcher(value)
+        reason = self.matcher(value)
         return None if reason is None else f"final json {show(value, limit=80)}: {reason}"
-
-    return _on_text(holds)
 
 
 _FACTORIES: dict[type, Callable[[Any], Check]] = {
-    a.TextContains: _text_form,
-    a.TextIs: _text_form,
-    a.TextStartsWith: _text_form,
-    a.TextEndsWith: _text_form,
+    a.TextContains: _TextForm,
+    a.TextIs: _TextForm,
+    a.TextStartsWith: _TextForm,
+    a.TextEndsWith: _TextForm,
     a.TextEmpty: _text_empty,
-    a.TextMatches: _text_matches,
-    a.NumberIs: _number_is,
-    a.NumberCompare: _number_compare,
-    a.NumberBetween: _number_between,
-    a.FinalJson: _final_json,
+    a.TextMatches: _TextMatches,
+    a.NumberIs: _NumberIs,
+    a.NumberCompare: _NumberCompare,
+    a.NumberBetween: _NumberBetween,
+    a.FinalJson: _FinalJson,
 }

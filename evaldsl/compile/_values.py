@@ -135,8 +135,8 @@ _SHOW = json.JSONEncoder(ensure_ascii=False, allow_nan=True, default=repr)
 
 def show(value: Any, *, limit: int = 120) -> str:
     """A value as compact JSON for a failure detail, shortened."""
-    try:
-        text = _SHOW.encode(value)
+    try:  # the usual `got 3`: an int's JSON is its repr, without the encoder's machinery
+        text = repr(value) if type(value) is int else _SHOW.encode(value)
     except (TypeError, ValueError):  # a circular structure, say
         text = repr(value)
     return shorten(text, limit)

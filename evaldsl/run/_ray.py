@@ -14,7 +14,7 @@ agent object: a worker imports the spec and builds the agent (or harness)
 the first time it needs it and keeps it for every later task of the run in
 that process (a cache keyed by the spec), with one event loop and one
 thread pool per worker process, so an async agent's client stays bound to
-one loop. The compiled case (its expectations are closures) travels pickled
+one loop. The compiled case (its checks are small objects and closures) travels pickled
 with Ray's cloudpickle; the judge and extra predicates, when given, too.
 
 A worker that dies mid-run (``os._exit``, a segfault, the OOM killer, a

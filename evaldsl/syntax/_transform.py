@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import sys
 from typing import Any
 
 from lark import Token
@@ -115,10 +116,10 @@ class ToAst(RuleMethods):
                 "W301", f"bare word `{tok}` is the string \"{tok}\" here", span,
                 help=f"write `{_SUSPICIOUS_WORDS[str(tok)]}` for the literal, or quote it",
             ))
-        return a.make(a.Word, span=span, value=str(tok))
+        return a.make(a.Word, span=span, value=sys.intern(str(tok)))  # a word recurs from case to case
 
     def name_of(self, tok: Token) -> str:
-        return self._decode(tok) if tok.type == "STRING" else str(tok)
+        return self._decode(tok) if tok.type == "STRING" else sys.intern(str(tok))  # keys, tool names
 
     # ---- terminals wrapped in rules -----------------------------------------
     def literal(self, meta: Any, c: list) -> Any:

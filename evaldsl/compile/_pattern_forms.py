@@ -1,0 +1,253 @@
+"""The pattern forms of docs/language.md section 7, each a small class (see `_patterns`).
+
+One class a form, with the form's values as slots (`_Equals.expected`,
+`_Compare.bound`): the code of a matcher exists once, and each case that
+writes the form holds only its own values, a few dozen bytes. A suite of
+100,000 cases that differ only in their numbers and strings then holds
+100,000 small objects, not 100,000 sets of closures (about four times the
+memory). `match(value)` returns the misses, [] on a match; the wording of
+what was expected is made only when a value misses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..syntax import _ast as a
+from ._errors import CompileProblem
+from ._pattern_leaves import (
+    COMPARE,
+    Miss,
+    _Affix,
+    _Between,
+    _Compare,
+    _Equals,
+    _Leaf,
+    _Matches,
+    _miss,
+    _OneOf,
+    _Pattern,
+    _prefixed,
+    _Within,
+    compile_regex,
+    ordered_bounds,
+)
+from ._values import label, show, to_python, unfilled
+
+__all__ = ["COMPARE", "Miss", "compile_regex", "describe", "ordered_bounds"]
+
+
+def describe(node: Any) -> str:
+    """A pattern as a detail shows it: literals as JSON (`"add"`), the rest as written."""
+    if isinstance(node, a.EqualsPattern):
+        return show(to_python(node.value)) + (" ignoring case" if node.ignore_case else "")
+    if isinstance(node, (a.PatternOr, a.PatternAnd)):
+        joiner = " or " if isinstance(node, a.PatternOr) else " and "
+        return joiner.join(map(describe, node.patterns))
+    return label(node)
+
+
+def _build(node: Any) -> _Pattern:
+    factory = _FACTORIES.get(type(node))
+    if factory is not None:
+        return factory(node)
+    if isinstance(node, a.Placeholder):
+        raise unfilled(node)
+    if isinstance(node, a.AbsentPattern):
+        raise CompileProblem("`absent` can only be the pattern of a key, as in <cc: absent>",
+                             node, code="E203")
+    raise CompileProblem(f"expected a pattern here, found {getattr(node, 'kind', node)}", node)
+
+
+# ------------------------------------------------------------ structure --
+
+
+class _Object(_Pattern):
+    """`<k: P, ...>`: every listed key matches its pattern (None: `absent`), other keys are free."""
+
+    __slots__ = ("keys", "inners")
+
+    def __init__(self, node: a.ObjectPattern) -> None:
+        self.keys = _shared(tuple(entry.key for entry in node.entries))
+        self.inners = tuple(None if isinstance(entry.pattern, a.AbsentPattern) else _build(entry.pattern)
+                            for entry in node.entries)
+
+    def match(self, value: Any) -> list[Miss]:
+        if not isinstance(value, dict):
+            return _miss(f"expected an object, got {show(value)}")
+        misses: list[Miss] = []
+        for key, inner in zip(self.keys, self.inners):
+            if inner is None:
+                if key in value:
+                    misses.append(Miss((key,), f"expected no such key, got {show(value[key])}"))
+            elif key not in value:
+                misses.append(Miss((), f"missing key {json.dumps(key, ensure_ascii=False)}"))
+            else:
+                found = inner.match(value[key])
+                if found:
+                    misses.extend(_prefixed(key, found))
+        return misses
+
+
+class _Array(_Pattern):
+    """`[P, ...]`: an array of exactly that many elements, each matching in turn."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, node: a.ArrayPattern) -> None:
+        self.items = tuple(_build(item) for item in node.items)
+
+    def match(self, value: Any) -> list[Miss]:
+        size = len(self.items)
+        if not isinstance(value, (list, tuple)):
+            return _miss(f"expected {self._wanted()}, got {show(value)}")
+        if len(value) != size:
+            return _miss(f"expected {self._wanted()}, got {len(value)}: {show(value)}")
+        misses: list[Miss] = []
+        for index, (inner, item) in enumerate(zip(self.items, value, strict=True)):
+            misses.extend(_prefixed(index, inner.match(item)))
+        return misses
+
+    def _wanted(self) -> str:
+        size = len(self.items)
+        return f"an array of {size} element{'' if size == 1 else 's'}"
+
+
+class _Any(_Pattern):
+    """`_`: anything."""
+
+    __slots__ = ()
+
+    def match(self, value: Any) -> list[Miss]:
+        return []
+
+
+_ANY = _Any()
+
+
+# --------------------------------------------------------------- strings --
+
+
+class _Contains(_Pattern):
+    """`contains P`: an array with an element matching P, or (P a string) a string containing it."""
+
+    __slots__ = ("inner", "needle", "fold", "described")
+
+    def __init__(self, node: a.ContainsPattern) -> None:
+        inner_node = node.pattern
+        self.inner = _build(inner_node)
+        self.needle = _needle(inner_node)
+        self.fold = isinstance(inner_node, a.EqualsPattern) and inner_node.ignore_case
+        self.described = describe(inner_node)
+
+    def match(self, value: Any) -> list[Miss]:
+        needle, wanted = self.needle, self.described
+        if isinstance(value, (list, tuple)):
+            if any(not self.inner.match(item) for item in value):
+                return []
+            return _miss(f"expected an array containing {wanted}, got {show(value)}")
+        if isinstance(value, str) and needle is not None:
+            if (needle.casefold() in value.casefold()) if self.fold else (needle in value):
+                return []
+            return _miss(f"expected a string containing {wanted}, got {show(value)}")
+        kind = "a string or an array" if needle is not None else "an array"
+        return _miss(f"expected {kind} containing {wanted}, got {show(value)}")
+
+
+def _needle(node: Any) -> str | None:
+    """The string of `contains "s"`, None when the pattern is not a string."""
+    if isinstance(node, a.EqualsPattern):
+        value = to_python(node.value)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+# ----------------------------------------------------------- combinators --
+
+
+class _Negation(_Leaf):
+    __slots__ = ("inner", "described")
+
+    def __init__(self, node: a.PatternNegation) -> None:
+        self.inner = _build(node.pattern)
+        self.described = f"not {describe(node.pattern)}"
+
+    def holds(self, value: Any) -> bool:
+        return bool(self.inner.match(value))
+
+    def wanted(self) -> str:
+        return self.described
+
+
+class _And(_Pattern):
+    __slots__ = ("parts",)
+
+    def __init__(self, node: a.PatternAnd) -> None:
+        self.parts = tuple(_build(part) for part in node.patterns)
+
+    def match(self, value: Any) -> list[Miss]:
+        return [miss for part in self.parts for miss in part.match(value)]
+
+
+class _Or(_Leaf):
+    __slots__ = ("parts", "described")
+
+    def __init__(self, node: a.PatternOr) -> None:
+        self.parts = tuple(_build(part) for part in node.patterns)
+        self.described = describe(node)
+
+    def holds(self, value: Any) -> bool:
+        return any(not part.match(value) for part in self.parts)
+
+    def wanted(self) -> str:
+        return self.described
+
+
+_SHARED: dict[Any, Any] = {}
+"""Parts that recur from case to case (`op: add`, a key list), one object each; bounded."""
+
+
+def _shared(value: Any) -> Any:
+    if len(_SHARED) >= 4096:
+        _SHARED.clear()
+    return _SHARED.setdefault(value, value)
+
+
+def _literal(node: a.EqualsPattern) -> _Pattern:
+    """An `_Equals`, the same one for the same string, whole number or constant."""
+    value = node.value
+    key: tuple[Any, ...]
+    if isinstance(value, a.Number) and type(value.value) is int or isinstance(value, (a.Word, a.Constant)):
+        key = (type(value), value.value, node.ignore_case)
+    elif isinstance(value, a.String):
+        key = (a.String, value.value, node.ignore_case)
+    else:
+        return _Equals(node)
+    found = _SHARED.get(key)
+    if found is None:
+        found = _SHARED[key] = _Equals(node)
+        if len(_SHARED) > 4096:
+            _SHARED.clear()
+    return found
+
+
+_FACTORIES: dict[type, Callable[[Any], _Pattern]] = {
+    a.ObjectPattern: _Object,
+    a.ArrayPattern: _Array,
+    a.AnyPattern: lambda node: _ANY,
+    a.EqualsPattern: _literal,
+    a.OneOfPattern: _OneOf,
+    a.ContainsPattern: _Contains,
+    a.StartsWithPattern: _Affix,
+    a.EndsWithPattern: _Affix,
+    a.MatchesPattern: _Matches,
+    a.ComparePattern: _Compare,
+    a.BetweenPattern: _Between,
+    a.WithinPattern: _Within,
+    a.PatternNegation: _Negation,
+    a.PatternAnd: _And,
+    a.PatternOr: _Or,
+}
