@@ -104,7 +104,8 @@ async def execute_run(
     start = time.perf_counter()
     busy = clock.busy
     try:
-        raw, world, latency = await bounded(_invoke(subject, case, pool, index), timeout, clock=clock)
+        raw, world, latency = await bounded(_invoke(subject, case, pool, index), timeout, clock=clock,
+                                            settle=pool.settle)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
@@ -250,7 +251,8 @@ async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, 
         return future.result()
 
     try:
-        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge", clock=clock)
+        return await bounded(pool.submit(exp, replace(ctx, judge=on_worker)), timeout, what="judge", clock=clock,
+                             settle=pool.settle)
     finally:
         over = True
         for future in pending:
@@ -262,7 +264,8 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
 
 
 async def bounded(
-    awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None
+    awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None,
+    settle: Callable[[], bool] | None = None,
 ) -> Any:
     """Await ``awaitable`` in the current task for at most ``timeout`` seconds, else raise `RunTimeout`.
 
@@ -275,6 +278,9 @@ async def bounded(
     still reported as a timeout. When the timer is due, the time the loop
     spent scoring other cases meanwhile (``clock``) is added to it once more,
     so that other cases' scoring does not count against this timeout.
+    ``settle`` (the pool's) is called before the timer decides: a sync
+    agent's result that a worker is holding back (`_threads`) is settled
+    first, and if it was this run's, the run ends before the timer fires.
 
     A `CancelledError` that neither this timer nor anybody else asked for
     (the agent raised it) propagates; `execute_run` records it.
@@ -292,6 +298,13 @@ async def bounded(
             timer = loop.call_later(clock.busy - busy, expire)
             busy = clock.busy
             return
+        if settle is not None and settle():  # the runs just settled resume first: this one's, if among them
+            timer = loop.call_soon(fire)  # type: ignore[assignment]
+            return
+        fire()
+
+    def fire() -> None:
+        nonlocal fired
         fired = True
         task.cancel()
 
