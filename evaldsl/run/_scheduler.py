@@ -117,6 +117,8 @@ async def schedule(
     clock = LoopClock()
 
     async def worker() -> None:
+        task = asyncio.current_task()
+        cancelling = getattr(task, "cancelling", None)  # 3.11+ (on 3.10 a stray request cannot be seen)
         for slot, i, r in todo:  # one shared iterator: each unit is taken once
             try:
                 run = await execute(
@@ -126,8 +128,8 @@ async def schedule(
                 raise  # the runner's own cancellation (Ctrl-C, -x), or the user's interrupt
             except BaseException as exc:  # a runner bug must cost one run, never a worker and its cases
                 run = RunResult(index=r, passed=False, score=0.0, latency_s=0.0, error=error_info(exc))
-            if stray_cancel():  # the agent cancel()led this worker and returned: not the next case's error
-                await withdraw_stray_cancel()
+            if cancelling is not None and cancelling() and stray_cancel():  # the agent cancel()led this worker
+                await withdraw_stray_cancel()  # and returned: not the next case's error
             slot.runs[r] = run
             slot.left -= 1
             if slot.left == 0:

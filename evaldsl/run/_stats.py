@@ -69,31 +69,30 @@ def case_status(runs: Sequence[RunResult], required: float, xfail: bool) -> Stat
 def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
     """The `CaseResult` of a case from its runs (or of a skipped case, with no runs)."""
     s = case.settings
-    base = dict(
-        suite=case.suite,
-        name=case.name,
-        file=case.file,
-        line=case.line,
-        prompt=case.prompt,
-        required_pass_rate=s.pass_rate,
-        repeat=s.repeat,
-        tags=list(s.tags),
-        skip=s.skip,
-        xfail=s.xfail,
-    )
     if s.skip is not None:
-        return CaseResult(status="skipped", **base)  # type: ignore[arg-type]
+        return CaseResult(status="skipped", suite=case.suite, name=case.name, file=case.file, line=case.line,
+                          prompt=case.prompt, required_pass_rate=s.pass_rate, repeat=s.repeat, tags=list(s.tags),
+                          skip=s.skip, xfail=s.xfail)
     n = len(runs)
     passed = sum(r.passed for r in runs)
-    base.update(
-        status=case_status(runs, s.pass_rate, s.xfail is not None),
-        score=sum(r.score for r in runs) / n if n else 0.0,
-        pass_rate=passed / n if n else 0.0,
-        wilson_95=_wilson_fields(passed, n),
-        latency_s=sum(r.latency_s for r in runs) / n if n else None,
-        runs=list(runs),
-    )
-    return CaseResult.model_validate(base)  # one validation, the interval's fields with it
+    return CaseResult.model_validate({  # one validation, the interval's fields with it
+        "suite": case.suite,
+        "name": case.name,
+        "file": case.file,
+        "line": case.line,
+        "prompt": case.prompt,
+        "required_pass_rate": s.pass_rate,
+        "repeat": s.repeat,
+        "tags": list(s.tags),
+        "skip": None,
+        "xfail": s.xfail,
+        "status": case_status(runs, s.pass_rate, s.xfail is not None),
+        "score": sum(r.score for r in runs) / n if n else 0.0,
+        "pass_rate": passed / n if n else 0.0,
+        "wilson_95": _wilson_fields(passed, n),
+        "latency_s": sum(r.latency_s for r in runs) / n if n else None,
+        "runs": list(runs),
+    })
 
 
 def _wilson_fields(passed: int, runs: int) -> dict[str, float]:

@@ -10,12 +10,30 @@ until the agent returns (or the process exits), and a fresh worker takes
 the next job. The scheduler's concurrency bound limits how many jobs are
 in flight, so the pool only grows past it by the number of hung runs.
 
-Why results go through an inbox: handing a result back to the event loop
-(`call_soon_threadsafe`) writes to the loop's self-pipe and costs the loop
-one wake-up. With instant sync agents, jobs finish in bursts while the loop
-is busy, so finished jobs are queued in a per-loop inbox and only the first
-of a burst wakes the loop, which then settles them all. That is most of
-the difference between a sync and an async agent's overhead per run.
+The hop to a thread and back is most of what a sync agent costs beyond an
+async one, and what it costs is mostly context switches: a worker woken
+while the loop is busy waits for the interpreter lock and takes it at the
+loop's next system call, and each hand-back that writes to the loop's
+self-pipe wakes the loop for one result. So jobs and results move in
+bursts, each crossing once:
+
+- Jobs are handed to the workers when the loop has run the callbacks that
+  submitted them (one `call_soon` a burst), not one by one, so a worker
+  wakes when the loop is about to wait, not in the middle of its scoring.
+  A job whose run was cancelled meanwhile (`-x`, a timeout) is dropped then.
+- One worker is woken for a burst. A worker that takes a job while more are
+  queued wakes one more (unless one is already awake and looking), so slow
+  agents still run side by side, and a burst of instant ones is run by one
+  thread while the next one is still waking.
+- A finished job's result goes to a per-loop inbox. The worker wakes the
+  loop for it unless it is about to take the next queued job of the same
+  loop: then the wake is held, and paid with the last result of the burst
+  (or when the worker finds the queue empty or moves to another loop's job).
+  While it has jobs out, the loop also looks into the inbox on a short timer
+  (`_POLL_S`), so a result held back by a next job that turns out slow is
+  settled within milliseconds; and a run's timeout settles the inbox before
+  it decides the agent did not finish (`settle`; its latency was measured
+  on the worker).
 """
 
 from __future__ import annotations
@@ -23,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
-import queue
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -32,16 +49,22 @@ from ._safe import exception_text
 
 _Job = tuple[contextvars.Context, Callable[..., Any], tuple[Any, ...], asyncio.Future, "_Inbox"]
 
+_POLL_S = (0.001, 0.016)
+"""How often a loop with jobs out looks for held results: from the first figure, doubling while none is found."""
+
 
 class DaemonPool:
     """Runs blocking callables on daemon threads and returns asyncio futures."""
 
     def __init__(self, name: str = "evaldsl-worker") -> None:
         self._name = name
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._jobs: collections.deque[_Job] = collections.deque()  # handed to the workers, taken in order
         self._lock = threading.Lock()
-        self._idle = 0
+        self._parked: list[threading.Lock] = []  # a sleeping worker's gate (held locked); releasing it wakes it
+        self._searching = 0  # workers woken (or started) that have not yet looked at the queue
         self._spawned = 0
+        self._taken = 0  # jobs taken by workers so far; `_spread` tells busy workers from slow ones by it
+        self._last_look = (0, False)  # (jobs taken, any queued) at the last look
         self._inboxes: dict[asyncio.AbstractEventLoop, _Inbox] = {}
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
@@ -49,69 +72,177 @@ class DaemonPool:
         loop = asyncio.get_running_loop()
         inbox = self._inboxes.get(loop)
         if inbox is None:
-            inbox = self._inboxes[loop] = _Inbox(loop)
+            inbox = self._inboxes[loop] = _Inbox(loop, self)
         future = loop.create_future()
-        with self._lock:
-            if self._idle > 0:
-                self._idle -= 1  # reserve an idle worker for this job
-                spawn = False
-            else:
-                spawn = True
-                self._spawned += 1
-                number = self._spawned
-        if spawn:
-            thread = threading.Thread(target=self._work, name=f"{self._name}-{number}", daemon=True)
-            thread.start()
-        self._jobs.put((contextvars.copy_context(), fn, args, future, inbox))
+        inbox.outgoing.append((contextvars.copy_context(), fn, args, future, inbox))
+        if not inbox.release_due:
+            inbox.release_due = True
+            loop.call_soon(inbox.release)
         return future
+
+    def settle(self) -> bool:
+        """Settle the running loop's finished jobs now (a timeout asks before deciding); True when any was."""
+        inbox = self._inboxes.get(asyncio.get_running_loop())
+        if inbox is None or not inbox.results:
+            return False
+        inbox.drain()
+        return True
 
     @property
     def threads(self) -> int:
         """How many worker threads were started (for tests and diagnostics)."""
         return self._spawned
 
-    def _work(self) -> None:
+    @property
+    def _idle(self) -> int:
+        """How many workers are parked, waiting for a job."""
+        return len(self._parked)
+
+    def _put(self, jobs: list[_Job]) -> None:
+        """Queue ``jobs`` (on the loop) and wake a worker unless one is woken and not yet looking."""
+        with self._lock:
+            self._jobs.extend(jobs)
+            if self._searching:
+                return
+            self._searching += 1
+            gate = self._parked.pop() if self._parked else None
+        self._wake(gate)
+
+    def _wake(self, gate: threading.Lock | None) -> None:
+        """Wake a parked worker by its gate, or start one (it has been counted as searching)."""
+        if gate is not None:
+            gate.release()
+            return
+        with self._lock:
+            self._spawned += 1
+            number = self._spawned
+        gate = threading.Lock()
+        gate.acquire()
+        threading.Thread(target=self._work, args=(gate,), name=f"{self._name}-{number}", daemon=True).start()
+
+    def _spread(self) -> bool:
+        """On a loop's timer: when no job was taken since the last look (the awake workers are busy with
+        slow ones), each job still queued gets a worker; True if any did."""
+        with self._lock:
+            stuck = self._taken == self._last_look[0] and self._last_look[1]
+            self._last_look = (self._taken, bool(self._jobs))
+            want = len(self._jobs) - self._searching
+            if want <= 0 or not stuck:
+                return False
+            self._searching += want
+            gates = [self._parked.pop() for _ in range(min(want, len(self._parked)))]
+        for gate in gates:
+            gate.release()
+        for _ in range(want - len(gates)):
+            self._wake(None)
+        return True
+
+    def _work(self, gate: threading.Lock) -> None:
+        jobs, lock = self._jobs, self._lock
+        owed: _Inbox | None = None  # an inbox whose wake this worker is holding back
+        counted = True  # woken (or started) as searching: counted by the one who woke it
         while True:
-            ctx, fn, args, future, inbox = self._jobs.get()
-            value = None
+            with lock:
+                if counted:
+                    self._searching -= 1
+                    counted = False
+                if jobs:
+                    job: _Job | None = jobs.popleft()
+                    self._taken += 1
+                else:
+                    job = None
+                    self._parked.append(gate)
+            if owed is not None and (job is None or job[4] is not owed):
+                owed.wake()  # the held wake is paid before parking or moving to another loop's job
+                owed = None
+            if job is None:
+                gate.acquire()  # parked until a loop releases the gate, counting this one as searching
+                counted = True
+                continue
+            ctx, fn, args, future, inbox = job
+            del job
             try:
                 value = ctx.run(fn, *args)
             except BaseException as exc:  # handed to the awaiting coroutine
-                inbox.post(future, None, exc)
+                value, error = None, exc
             else:
-                inbox.post(future, value, None)
-            del ctx, fn, args, future, inbox, value  # hold nothing while idle
-            with self._lock:
-                self._idle += 1
+                error = None
+            try:
+                following = jobs[0][4] is inbox if jobs else False
+            except IndexError:  # another worker took it meanwhile
+                following = False
+            inbox.post(future, value, error, hold=following)
+            owed = inbox if following else None
+            del ctx, fn, args, future, inbox, value, error  # hold nothing while idle
 
 
 class _Inbox:
-    """Finished jobs waiting for one loop; the first of a burst wakes the loop, which settles all."""
+    """One loop's side of the pool: jobs submitted and not yet handed over, and finished jobs to settle."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, pool: DaemonPool) -> None:
         self._loop = loop
-        self._results: collections.deque[tuple[asyncio.Future, Any, BaseException | None]] = collections.deque()
+        self._pool = pool
+        self.outgoing: list[_Job] = []
+        self.release_due = False
+        self.results: collections.deque[tuple[asyncio.Future, Any, BaseException | None]] = collections.deque()
         self._wake_pending = False
+        self._out = 0  # jobs handed over and not yet settled
+        self._poll: asyncio.TimerHandle | None = None
+        self._period = _POLL_S[0]
 
-    def post(self, future: asyncio.Future, value: Any, exc: BaseException | None) -> None:
-        """Called on a worker thread."""
+    def release(self) -> None:
+        """Called on the loop once the callbacks that submitted jobs have run: hand them to the workers."""
+        self.release_due = False
+        jobs = [job for job in self.outgoing if not job[3].done()]  # a cancelled run's job is not started
+        self.outgoing.clear()
+        if not jobs:
+            return
+        self._out += len(jobs)
+        self._pool._put(jobs)
+        self._period = _POLL_S[0]
+        if self._poll is None:
+            self._poll = self._loop.call_later(self._period, self._look)
+
+    def post(self, future: asyncio.Future, value: Any, exc: BaseException | None, *, hold: bool = False) -> None:
+        """Called on a worker thread; ``hold``: this worker takes another job of this loop at once."""
         if self._loop.is_closed():  # an abandoned job that outlived its run: nobody waits for it
             return
-        self._results.append((future, value, exc))
-        if self._wake_pending:
+        self.results.append((future, value, exc))
+        if not hold:
+            self.wake()
+
+    def wake(self) -> None:
+        """Called on a worker thread: have the loop settle the results (once for all that are waiting)."""
+        if self._wake_pending or not self.results:
             return  # a drain is scheduled, and it runs after this append
         self._wake_pending = True
         try:
-            self._loop.call_soon_threadsafe(self._drain)
+            self._loop.call_soon_threadsafe(self.drain)
         except RuntimeError:  # the loop is closed: nobody waits for these results any more
-            self._results.clear()
+            self.results.clear()
 
-    def _drain(self) -> None:
+    def _look(self) -> None:
+        """On the loop, on a timer while jobs are out: settle results whose wake a worker is holding,
+        and give jobs still queued behind busy workers a worker each."""
+        self._poll = None
+        spread = self._pool._spread()
+        if self.results and not self._wake_pending:
+            self.drain()
+            self._period = _POLL_S[0]
+        elif spread:
+            self._period = _POLL_S[0]
+        else:
+            self._period = min(self._period * 2, _POLL_S[1])
+        if self._out > 0:
+            self._poll = self._loop.call_later(self._period, self._look)
+
+    def drain(self) -> None:
         """Called on the loop: settle every finished job."""
         self._wake_pending = False  # before popping: a job posted from now on schedules a new drain
-        results = self._results
+        results = self.results
         while results:
             future, value, exc = results.popleft()
+            self._out -= 1
             if future.done():  # abandoned after a timeout, or cancelled
                 continue
             if isinstance(exc, StopIteration):  # futures refuse StopIteration

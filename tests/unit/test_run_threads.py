@@ -50,10 +50,11 @@ def test_a_burst_of_finished_jobs_wakes_the_loop_once() -> None:
         loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
         pool = DaemonPool()
         futures = [pool.submit(lambda i=i: (release.wait(10), i)[1]) for i in range(jobs)]
+        await asyncio.sleep(0)  # the jobs are handed to the workers once the submitting callbacks have run
         release.set()
         inbox = pool._inboxes[loop]
         deadline = time.monotonic() + 10
-        while len(inbox._results) < jobs and time.monotonic() < deadline:
+        while len(inbox.results) < jobs and time.monotonic() < deadline:
             time.sleep(0.001)  # noqa: ASYNC251 - keep the loop busy while every job finishes
         values = await asyncio.gather(*futures)
         return values, len(wakes)
@@ -88,3 +89,64 @@ def test_a_job_that_outlives_its_loop_is_dropped_quietly() -> None:
     finally:
         threading.excepthook = hook
     assert pool._idle == 1 and errors == []  # the worker went back to idle without raising
+
+
+def test_a_result_held_behind_a_slow_next_job_is_still_settled() -> None:
+    """A worker holds back the loop's wake while it takes the next queued job; if that job is slow, the
+    loop's own look into the inbox settles the result (else the second job would wait for its cap)."""
+    first_done = threading.Event()
+
+    def slow() -> str:
+        return "released" if first_done.wait(10) else "stuck"
+
+    async def main() -> tuple[str, str]:
+        pool = DaemonPool()
+        first, second = pool.submit(lambda: "first"), pool.submit(slow)  # one burst: one worker takes both
+        value = await first
+        first_done.set()
+        return value, await second
+
+    assert asyncio.run(main()) == ("first", "released")
+
+
+def test_a_job_queued_behind_a_slow_one_gets_a_worker_of_its_own() -> None:
+    """Slow sync agents still run side by side: a queued job nobody takes is given another worker."""
+    partner = threading.Event()
+
+    def waits() -> str:
+        return "together" if partner.wait(10) else "alone"
+
+    def sets() -> str:
+        partner.set()
+        return "set"
+
+    async def main() -> list[str]:
+        pool = DaemonPool()
+        return list(await asyncio.gather(pool.submit(waits), pool.submit(sets)))
+
+    assert asyncio.run(main()) == ["together", "set"]
+
+
+def test_a_timeout_settles_a_held_result_before_deciding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop's looks are turned off here, so only the timeout's own `settle` can save the first run:
+    its agent returned at once, its worker went on to a job that blocks, holding the wake."""
+    from evaldsl.run import _threads
+    from evaldsl.run._execute import RunTimeout, bounded
+
+    monkeypatch.setattr(_threads, "_POLL_S", (3600.0, 3600.0))
+    release = threading.Event()
+
+    async def main(settle: bool) -> str:
+        pool = DaemonPool()
+        first = pool.submit(lambda: "returned")
+        pool.submit(lambda: release.wait(10))
+        try:
+            return await bounded(first, 1.0, settle=pool.settle if settle else None)
+        except RunTimeout:
+            return "timed out"
+        finally:
+            release.set()
+
+    assert asyncio.run(main(settle=True)) == "returned"
+    release.clear()
+    assert asyncio.run(main(settle=False)) == "timed out"  # what the settle saves it from
