@@ -40,7 +40,7 @@ from ._builder import ReportBuilder, git_commit, suite_files
 from ._protocols import Subject, agent_subject, harness_subject, subject_for
 from ._record import CaseResult, EvalReport, RunMeta
 from ._scheduler import DEFAULT_CONCURRENCY, OnResult, schedule
-from ._select import select_cases
+from ._select import picked, select_cases
 from ._shard import Shard, shard_cases, suite_version
 
 CasesLike = Union[CompiledSuite, CompiledCase, Iterable[Union[CompiledSuite, CompiledCase]]]
@@ -202,7 +202,9 @@ async def _arun(
     if previous is not None and previous.meta.started_at is not None and "started_at" not in meta.model_fields_set:
         meta.started_at = previous.meta.started_at
     builder = ReportBuilder(flat, meta, previous)
-    todo = selected if previous is None else [c for c in selected if not builder.is_done(c)]
+    # positions, not cases: the rows of an `examples from` file left to resume are made as they run
+    todo = selected if previous is None else picked(
+        selected, [i for i, case in enumerate(selected) if not builder.is_done(case)])
 
     def on_case(result: CaseResult) -> None:
         builder.add(result)

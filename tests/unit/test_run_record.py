@@ -147,3 +147,31 @@ def test_git_commit_reads_refs_and_packed_refs(tmp_path: Path) -> None:
     assert git_commit(suite.parent) == "c" * 40
     (tmp_path / "plain").mkdir()
     assert git_commit(tmp_path / "plain") is None or (tmp_path / ".git").exists()
+
+
+def test_resuming_examples_rows_from_python_makes_only_the_rows_left_as_they_run(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import evaldsl
+    import evaldsl.run._api as api
+    from evaldsl.compile._model import LazyCases
+
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps({"n": i}) + "\n" for i in range(6)), encoding="utf-8")
+    (tmp_path / "rows.evl").write_text('case "row {{n}}"\n  prompt "say {{n}}"\n  expect final text contains "{{n}}"\n'
+                                       '  examples from "rows.jsonl"\n', encoding="utf-8")
+    suite = evaldsl.load(tmp_path / "rows.evl")
+    first = run_suite(lambda prompt: RunArtifacts(final_text=prompt), suite)
+    assert first.summary.passed == 6
+    previous = first.model_copy(update={"cases": [c for c in first.cases if c.name not in ("row 1", "row 4")]})
+    handed: list[object] = []
+    real = api.run_cases
+
+    async def spy(subject, cases, **kwargs):  # type: ignore[no-untyped-def]
+        handed.append(cases)
+        return await real(subject, cases, **kwargs)
+
+    monkeypatch.setattr(api, "run_cases", spy)
+    asked: list[str] = []
+    again = run_suite(lambda prompt: asked.append(prompt) or RunArtifacts(final_text=prompt), suite, previous=previous)
+    assert sorted(asked) == ["say 1", "say 4"]
+    assert [c.name for c in again.cases] == [f"row {i}" for i in range(6)]
+    assert isinstance(handed[0], LazyCases)  # positions kept, not the rows' cases
