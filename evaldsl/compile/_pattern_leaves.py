@@ -174,7 +174,7 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 class _Compare(_Leaf):
     __slots__ = ("op", "bound")
 
-    def __init__(self, node: a.ComparePattern) -> None:
+    def __init__(self, node: a.ComparePattern | a.NumberCompare) -> None:  # (the same words after `final number`)
         self.op = node.op
         self.bound = to_number(node.value)
 
@@ -188,7 +188,7 @@ class _Compare(_Leaf):
 class _Between(_Leaf):
     __slots__ = ("low", "high")
 
-    def __init__(self, node: a.BetweenPattern) -> None:
+    def __init__(self, node: a.BetweenPattern | a.NumberBetween) -> None:
         self.low, self.high = ordered_bounds(node)
 
     def holds(self, value: Any) -> bool:

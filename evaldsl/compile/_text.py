@@ -23,7 +23,8 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
-from ._patterns import COMPARE, compile_pattern, compile_regex, ordered_bounds
+from ._pattern_leaves import _Between, _Compare
+from ._patterns import compile_pattern, compile_regex
 from ._regex import search
 from ._values import shorten, show, to_number, to_text
 
@@ -225,31 +226,19 @@ class _NumberIs(_OnNumber):
         return f"{show(self.target)} (within {show(self.tolerance)})"
 
 
-class _NumberCompare(_OnNumber):
-    __slots__ = ("op", "bound")
+class _NumberTest(_OnNumber):
+    """`final number above 5` / `between 1 and 3`: the pattern form of the same words, on the last number."""
 
-    def __init__(self, node: a.NumberCompare) -> None:
-        self.op = node.op
-        self.bound = to_number(node.value)
+    __slots__ = ("test",)
 
-    def holds(self, number: int | float) -> bool:
-        return COMPARE[self.op](number, self.bound)
-
-    def wanted(self) -> str:
-        return f"{self.op} {show(self.bound)}"
-
-
-class _NumberBetween(_OnNumber):
-    __slots__ = ("low", "high")
-
-    def __init__(self, node: a.NumberBetween) -> None:
-        self.low, self.high = ordered_bounds(node)
+    def __init__(self, test: _Compare | _Between) -> None:
+        self.test = test
 
     def holds(self, number: int | float) -> bool:
-        return self.low <= number <= self.high
+        return self.test.holds(number)
 
     def wanted(self) -> str:
-        return f"between {show(self.low)} and {show(self.high)}"
+        return self.test.wanted()
 
 
 # ------------------------------------------------------------------ json --
@@ -277,7 +266,7 @@ _FACTORIES: dict[type, Callable[[Any], Check]] = {
     a.TextEmpty: _text_empty,
     a.TextMatches: _TextMatches,
     a.NumberIs: _NumberIs,
-    a.NumberCompare: _NumberCompare,
-    a.NumberBetween: _NumberBetween,
+    a.NumberCompare: lambda node: _NumberTest(_Compare(node)),
+    a.NumberBetween: lambda node: _NumberTest(_Between(node)),
     a.FinalJson: _FinalJson,
 }
