@@ -245,8 +245,8 @@ async def _evaluate(
                 info = error_info(exc)
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
-            detail = f"could not be evaluated: {info.type}: {exception_text(exc, limit=500)}"
-            results.append(_expectation(exp, 0.0, detail))
+            results.append(_expectation(exp, 0.0, f"could not be evaluated: {info.type}: "
+                                                  f"{exception_text(exc, limit=500)}"))
             continue
         credit, detail = outcome.credit, outcome.detail  # what _expectation does, inline (the hot loop)
         if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):

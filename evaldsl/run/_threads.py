@@ -161,12 +161,11 @@ class DaemonPool:
                 continue
             ctx, fn, args, future, inbox = job
             del job
+            error: BaseException | None = None
             try:
                 value = ctx.run(fn, *args)
             except BaseException as exc:  # handed to the awaiting coroutine
                 value, error = None, exc
-            else:
-                error = None
             try:
                 following = jobs[0][4] is inbox if jobs else False
             except IndexError:  # another worker took it meanwhile
