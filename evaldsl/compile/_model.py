@@ -175,7 +175,29 @@ class CompiledCase:
         return any(e.needs_judge for e in self.expectations)
 
 
-class LazyCases(Sequence[CompiledCase]):
+class _MadeWhenRead(Sequence[CompiledCase]):
+    """Cases that a sequence makes when they are read (`LazyCases`, `SuiteCases`): positions and slices here."""
+
+    def _at(self, i: int) -> CompiledCase:
+        """The case at position ``i``, 0 <= i < len(self)."""
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> CompiledCase: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[CompiledCase]: ...
+    def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(len(self)))]
+        count = len(self)
+        if i < 0:
+            i += count
+        if not 0 <= i < count:
+            raise IndexError("case index out of range")
+        return self._at(i)
+
+
+class LazyCases(_MadeWhenRead):
     """Cases made one at a time when asked for (the rows of an `examples from` file), never kept.
 
     ``len`` is free; ``cases[i]`` and iteration build each case anew from its
@@ -205,14 +227,8 @@ class LazyCases(Sequence[CompiledCase]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, i: int) -> CompiledCase: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[CompiledCase]: ...
-    def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
-        if isinstance(i, slice):
-            return [self._build(j) for j in range(*i.indices(self._count))]
-        return self._build(_index(i, self._count))
+    def _at(self, i: int) -> CompiledCase:
+        return self._build(i)
 
     def __iter__(self) -> Iterator[CompiledCase]:
         build = self._build
@@ -223,20 +239,10 @@ class LazyCases(Sequence[CompiledCase]):
         return f"<{self._count} cases made from examples rows when asked for>"
 
 
-def _index(i: int, count: int) -> int:
-    """``i`` as a position in a sequence of ``count`` items (negative from the end), or IndexError."""
-    if i < 0:
-        i += count
-    if not 0 <= i < count:
-        raise IndexError("case index out of range")
-    return i
-
-
 def case_keys(cases: Iterable[CompiledCase]) -> Iterator[tuple[str, str]]:
     """Each case's (file, name), in order; for `LazyCases` and `SuiteCases`, without making them."""
-    keys = getattr(cases, "keys", None)
-    if isinstance(cases, (LazyCases, SuiteCases)) and keys is not None:
-        return keys()  # type: ignore[no-any-return]
+    if isinstance(cases, (LazyCases, SuiteCases)):
+        return cases.keys()
     return ((c.file, c.name) for c in cases)
 
 
@@ -255,7 +261,7 @@ def outlined(cases: Sequence[CompiledCase], labels: bool = True) -> Sequence[Com
     return cases
 
 
-class SuiteCases(Sequence[CompiledCase]):
+class SuiteCases(_MadeWhenRead):
     """A suite's cases when some of them are `LazyCases`: the parts one after another, in order."""
 
     def __init__(self, parts: list[Sequence[CompiledCase]]) -> None:
@@ -265,14 +271,7 @@ class SuiteCases(Sequence[CompiledCase]):
     def __len__(self) -> int:
         return self._starts[-1]
 
-    @overload
-    def __getitem__(self, i: int) -> CompiledCase: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[CompiledCase]: ...
-    def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        i = _index(i, len(self))
+    def _at(self, i: int) -> CompiledCase:
         part = bisect_right(self._starts, i) - 1
         return self._parts[part][i - self._starts[part]]
 
