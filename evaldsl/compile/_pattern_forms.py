@@ -210,28 +210,31 @@ _SHARED: dict[Any, Any] = {}
 """Parts that recur from case to case (`op: add`, a key list), one object each; bounded."""
 
 
+def _one(key: Any, make: Callable[[], Any]) -> Any:
+    """The object kept for ``key``, made by ``make`` the first time (the cache starts again past 4,096)."""
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= 4096:
+            _SHARED.clear()
+        found = _SHARED[key] = make()
+    return found
+
+
 def _shared(value: Any) -> Any:
-    if len(_SHARED) >= 4096:
-        _SHARED.clear()
-    return _SHARED.setdefault(value, value)
+    return _one(value, lambda: value)
+
+
+_SHAREABLE = frozenset({str, int, bool, type(None)})
+"""Literal types whose equal values match alike (a float is left out: 0.0 and -0.0 are shown apart)."""
 
 
 def _literal(node: a.EqualsPattern) -> _Pattern:
     """An `_Equals`, the same one for the same string, whole number or constant."""
-    value = node.value
-    key: tuple[Any, ...]
-    if isinstance(value, a.Number) and type(value.value) is int or isinstance(value, (a.Word, a.Constant)):
-        key = (type(value), value.value, node.ignore_case)
-    elif isinstance(value, a.String):
-        key = (a.String, value.value, node.ignore_case)
-    else:
-        return _Equals(node)
-    found = _SHARED.get(key)
-    if found is None:
-        found = _SHARED[key] = _Equals(node)
-        if len(_SHARED) > 4096:
-            _SHARED.clear()
-    return found
+    literal = node.value
+    if not isinstance(literal, (a.String, a.Word, a.Number, a.Constant)) or type(literal.value) not in _SHAREABLE:
+        return _Equals(node)  # an array, an object, a float
+    key = (type(literal.value), literal.value, node.ignore_case)
+    return _one(key, lambda: _Equals(node))  # type: ignore[no-any-return]
 
 
 _FACTORIES: dict[type, Callable[[Any], _Pattern]] = {

@@ -48,9 +48,6 @@ class _Pattern:
     def match(self, value: Any) -> list[Miss]:
         raise NotImplementedError
 
-    def __call__(self, value: Any) -> list[Miss]:
-        return self.match(value)
-
 
 class _Leaf(_Pattern):
     """A pattern with no inner pattern: it holds or it does not, with one wording."""
