@@ -146,25 +146,35 @@ class Digest:
     """
 
     SPOOL_BYTES = 1 << 20
+    BLOCK = 1 << 16
 
     def __init__(self) -> None:
         self._groups: dict[tuple[str, str], _Group] = {}
         self._spool = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._spooled = 0
+        self._pending = bytearray()
+        """Texts not yet in the spool (at most `BLOCK` bytes)."""
         self._count = 0
         self._note_position, self._note_offset, self._note_length = array("q"), array("q"), array("q")
         self._note_kind, self._note_status = bytearray(), bytearray()
 
     def _note(self, position: int, kind: int, status: str, text: str) -> None:
         data = text.encode("utf-8", "surrogatepass")
-        self._spool.seek(self._spooled)
-        self._spool.write(data)
         self._note_position.append(position)
         self._note_kind.append(kind)
         self._note_status.append(_CODE[status])
         self._note_offset.append(self._spooled)
         self._note_length.append(len(data))
         self._spooled += len(data)
+        self._pending += data  # the spool gets the texts a block at a time: a seek and a write a note cost more
+        if len(self._pending) >= self.BLOCK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._spool.seek(self._spooled - len(self._pending))
+            self._spool.write(self._pending)
+            self._pending.clear()
 
     def _note_order(self) -> Iterable[int]:
         """The notes' indexes in record order (a stable sort: notes of one position keep their order)."""
@@ -176,6 +186,7 @@ class Digest:
     def _texts(self, kind: int, order: Iterable[int]) -> Iterator[tuple[str, str]]:
         """(status, text) of each note of ``kind``, in record order."""
         kinds, statuses, offsets, lengths = self._note_kind, self._note_status, self._note_offset, self._note_length
+        self._flush()
         for i in order:
             if kinds[i] == kind:
                 self._spool.seek(offsets[i])
@@ -342,12 +353,20 @@ def _statistics(s: Summary) -> str:
 def _failure_body(case: CaseResult) -> str:
     """A failed case in the short summary, after its label."""
     head = f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}"
-    n = len(case.runs)
+    runs = case.runs
+    n = len(runs)
+    if n == 1 and runs[0].error is None:  # the common failure: one run, some expectations failed
+        lines = [head]
+        for label_, where, detail, _ in failed_expectations(case):
+            lines.append(f"  x expect {label_}  ({where})")
+            if detail:
+                lines.append("      " + (detail.replace("\n", "\n      ") if "\n" in detail else detail))
+        return "\n".join(lines)
     if n > 1:
-        passed = sum(r.passed for r in case.runs)
+        passed = sum(r.passed for r in runs)
         head += f"  ({passed}/{n} runs passed, needed {case.required_pass_rate:.0%})"
     lines = [head]
-    if any(r.error is not None for r in case.runs):  # most failures are expectations: no Counter to make
+    if any(r.error is not None for r in runs):  # most failures are expectations: no Counter to make
         for (etype, message), count in run_errors(case).items():
             times = f" [{count} of {n} runs]" if n > 1 else ""
             lines.append(f"  error: {etype}: {_indent(message)}{times}")
@@ -406,11 +425,15 @@ def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:
 def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
     """Each failing expectation once: label, file:line, its first detail, how many runs it failed."""
     seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+    shown: dict[str, str] = {}  # a case's expectations are mostly in its own file
     for run in case.runs:
         for e in run.expectations:
             if e.passed:
                 continue
-            key = (e.label, f"{_shown(e.file)}:{e.line}")
+            file = shown.get(e.file)
+            if file is None:
+                file = shown[e.file] = _shown(e.file)
+            key = (e.label, f"{file}:{e.line}")
             if key in seen:
                 seen[key][1] += 1
             else:

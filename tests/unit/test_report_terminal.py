@@ -132,6 +132,7 @@ def test_listed_texts_survive_the_spool_going_to_disk_and_keep_record_order(monk
     whole = report()
     expected = format_report(whole, elapsed_s=1.0)
     monkeypatch.setattr(Digest, "SPOOL_BYTES", 16)  # rolls over to a temporary file at the first text
+    monkeypatch.setattr(Digest, "BLOCK", 1)  # each text goes to the spool as it comes
     digest = Digest()
     for position, case in reversed(list(enumerate(whole.cases))):  # finished in reverse order
         digest.add(case, position)
