@@ -111,7 +111,7 @@ async def execute_run(
             work = _invoke_plain(subject, case, pool, ())
         else:
             work = _invoke(subject, case, pool, index)
-        raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle)
+        raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
@@ -290,7 +290,7 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
 
 async def bounded(
     awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None,
-    settle: Callable[[], bool] | None = None,
+    settle: Callable[[], bool] | None = None, pool: DaemonPool | None = None,
 ) -> Any:
     """Await ``awaitable`` in the current task for at most ``timeout`` seconds, else raise `RunTimeout`.
 
@@ -309,6 +309,10 @@ async def bounded(
     ``settle`` (the pool's) is called before the timer decides: a sync
     agent's result that a worker is holding back (`_threads`) is settled
     first, and if it was this run's, the run ends before the timer fires.
+    With ``pool``, a coroutine whose first step handed a job to it (a sync
+    agent) has its timer armed at the pool's next look at its jobs, and
+    only if it is still waiting then (`DaemonPool.arm_later`): a burst of
+    instant sync runs sets no timers.
 
     A `CancelledError` that neither this timer nor anybody else asked for
     (the agent raised it) propagates; `execute_run` records it.
@@ -316,6 +320,7 @@ async def bounded(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     busy = clock.busy if clock is not None else 0.0
+    step: Any = None
     if type(awaitable) is _Coroutine:  # its first step is taken here: an agent that returns at once needs no timer
         try:
             step = awaitable.send(None)  # type: ignore[union-attr]
@@ -325,7 +330,7 @@ async def bounded(
     task = asyncio.current_task()
     assert task is not None
     fired = False
-    timer: asyncio.TimerHandle
+    timer: asyncio.TimerHandle | None = None
 
     def expire() -> None:
         nonlocal fired, busy, timer
@@ -343,7 +348,13 @@ async def bounded(
         fired = True
         task.cancel()
 
-    timer = loop.call_at(deadline, expire)
+    def arm() -> None:
+        nonlocal timer
+        timer = loop.call_at(deadline, expire)
+
+    later = pool.arm_later(step, arm) if pool is not None and isinstance(step, asyncio.Future) else None
+    if later is None:
+        arm()
     try:
         result = await awaitable
     except asyncio.CancelledError:
@@ -351,7 +362,10 @@ async def bounded(
             raise  # Ctrl-C, -x, or the agent's own CancelledError: not ours to swallow
         raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}") from None
     finally:
-        timer.cancel()
+        if later is not None:
+            later[0] = None
+        if timer is not None:
+            timer.cancel()
     if fired:  # the agent swallowed our cancellation and returned late
         _still_cancelling(task)
         raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}")

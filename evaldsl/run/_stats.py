@@ -7,6 +7,7 @@ docs/language.md section 6.6 and the `_record` module docstring.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -74,7 +75,14 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
                           prompt=case.prompt, required_pass_rate=s.pass_rate, repeat=s.repeat, tags=list(s.tags),
                           skip=s.skip, xfail=s.xfail)
     n = len(runs)
-    passed = sum(r.passed for r in runs)
+    latency: float | None
+    if n == 1:  # most cases run once: no sums over generators
+        run = runs[0]
+        passed, score, latency = int(run.passed), run.score + 0.0, run.latency_s + 0.0  # + 0.0: as sum() gives -0.0
+    else:
+        passed = sum(r.passed for r in runs)
+        score = sum(r.score for r in runs) / n if n else 0.0
+        latency = sum(r.latency_s for r in runs) / n if n else None
     return CaseResult.model_validate({  # one validation, the interval's fields with it
         "suite": case.suite,
         "name": case.name,
@@ -87,17 +95,23 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
         "skip": None,
         "xfail": s.xfail,
         "status": case_status(runs, s.pass_rate, s.xfail is not None),
-        "score": sum(r.score for r in runs) / n if n else 0.0,
+        "score": score,
         "pass_rate": passed / n if n else 0.0,
         "wilson_95": _wilson_fields(passed, n),
-        "latency_s": sum(r.latency_s for r in runs) / n if n else None,
+        "latency_s": latency,
         "runs": list(runs),
     })
 
 
 def _wilson_fields(passed: int, runs: int) -> dict[str, float]:
-    low, high = wilson_bounds(passed, runs)
+    low, high = _wilson_95(passed, runs)
     return {"low": low, "high": high}
+
+
+@functools.lru_cache(maxsize=256)
+def _wilson_95(passed: int, runs: int) -> tuple[float, float]:
+    """`wilson_bounds` at 95%, kept: a suite's cases share a few (passed, runs) pairs."""
+    return wilson_bounds(passed, runs)
 
 
 CaseStats = tuple[str, "float | None", tuple[float, ...], tuple[int, ...]]

@@ -466,6 +466,44 @@ def test_sync_timeout_does_not_hold_up_later_runs() -> None:
         release.set()
 
 
+def test_a_sync_agent_whose_returned_coroutine_hangs_still_times_out() -> None:
+    """A sync run's timer is armed at the pool's next look (not at once): a run whose job came back at
+    once and then waits on the loop (a sync function returning a coroutine) must still get its timer."""
+
+    class Later:
+        name = "later"
+
+        def run(self, prompt: str) -> Any:
+            async def forever() -> RunArtifacts:
+                await asyncio.sleep(30)
+                return RunArtifacts(final_text="ok")
+
+            return forever()
+
+    report = run_suite(Later(), [case("waits", timeout_s=0.2)])
+    run = report.cases[0].runs[0]
+    assert report.cases[0].status == "error"
+    assert run.error is not None and run.error.type == "TimeoutError" and "0.2s" in run.error.message
+
+
+def test_instant_sync_runs_arm_no_timers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync run that is back before the pool's first look sets no timer of its own (what one costs is
+    a tenth of such a run); the results are the same."""
+    armed: list[float] = []
+    real_call_at = asyncio.BaseEventLoop.call_at
+
+    def call_at(self: Any, when: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(callback, "__name__", "") == "expire":
+            armed.append(when)
+        return real_call_at(self, when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "call_at", call_at)
+    agent = ScriptedAgent({}, default="ok")
+    report = run_suite(agent, [case(str(i)) for i in range(200)])
+    assert [c.status for c in report.cases] == ["passed"] * 200
+    assert len(armed) < 100  # (200 when every run arms one) only runs still out at two looks in a row
+
+
 def test_a_traceback_from_the_sync_api_holds_only_the_agents_error() -> None:
     async def crash(prompt: str) -> RunArtifacts:
         raise RuntimeError("the model is down")
