@@ -65,6 +65,16 @@ class _Keys:
         name = self._names[start:self._ends[position]].decode("utf-8", "surrogatepass")
         return self._files[self._file_of[position]], name
 
+    def holds(self, position: int, key: Key) -> bool:
+        """True when ``key`` is the key at ``position`` (cheaper than `find` when the place is a good guess)."""
+        if position >= len(self._ends):
+            return False
+        file_id = self._file_ids.get(key[0])
+        if file_id is None or self._file_of[position] != file_id:
+            return False
+        start = self._ends[position - 1] if position else 0
+        return self._names[start:self._ends[position]] == key[1].encode("utf-8", "surrogatepass")
+
     def find(self, key: Key) -> int:
         """The key's position, or -1."""
         file_id = self._file_ids.get(key[0])
@@ -173,6 +183,8 @@ class RecordKeeper:
         if optional is not None:
             self._targets.append(_Target(Path(optional), optional=True))
         self._sources: list[Path] = []
+        self._span_journal: Journal | None = None
+        self._next = 0  # where `add` looks first
 
     # ---- what is known -------------------------------------------------------------------------
 
@@ -248,11 +260,17 @@ class RecordKeeper:
                     target.journal = Journal(journal_path(target.path), meta)
                 except OSError as exc:
                     self._fail(target, exc, raising=not target.optional)
+        tail = self._journal_source()  # the journal that cases' spans point into (the primary's)
+        self._span_journal = next((t.journal for t in self._targets
+                                   if t.journal is not None and t.journal.path == tail), None)
 
     def add(self, case: CaseResult) -> int:
         """Record a finished case: a line in every journal, flushed; returns its `position`."""
         key = case_key(case.file, case.name)
-        position = self._place(key)
+        position = self._next  # cases mostly finish in record order: try the place after the last first
+        if not self._keys.holds(position, key):
+            position = self._place(key)
+        self._next = position + 1
         line = journal_line(case)
         where: tuple[int, int, int] | None = None
         for target in self._targets:
@@ -266,7 +284,7 @@ class RecordKeeper:
                 target.journal = None
                 self._fail(target, exc if isinstance(exc, OSError) else OSError(str(exc)))
                 continue
-            if where is None and journal.path == self._journal_source():
+            if where is None and journal is self._span_journal:
                 where = (len(self._sources) - 1, offset, len(line) - 1)
         if where is None:
             self._set(position, _HELD, 0, 0, case)
@@ -286,6 +304,7 @@ class RecordKeeper:
         self._write_all(self.meta, summary, raising=False)
         for target in self._targets:
             target.journal = None
+        self._span_journal = None
 
     # ---- reading back ------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaldsl.artifacts import RunArtifacts
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
@@ -175,3 +177,12 @@ def test_resuming_examples_rows_from_python_makes_only_the_rows_left_as_they_run
     assert sorted(asked) == ["say 1", "say 4"]
     assert [c.name for c in again.cases] == [f"row {i}" for i in range(6)]
     assert isinstance(handed[0], LazyCases)  # positions kept, not the rows' cases
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text()))
+def test_the_lastfailed_file_is_written_as_the_json_encoder_indents_it(ids: list[str]) -> None:
+    """`.evaldsl/lastfailed.json` is written without the encoder's slow indenting path, byte for byte as it."""
+    from evaldsl.report._lastfailed import _json_lines
+
+    assert _json_lines(ids) == json.dumps(ids, indent=2) + "\n"
