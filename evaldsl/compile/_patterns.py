@@ -113,6 +113,10 @@ class ArgsMisses:
     def __call__(self, value: Any) -> list[str]:
         return [format_miss(miss) for miss in self.check.match(value)]
 
+    def match(self, value: Any) -> list[Miss]:
+        """The misses themselves, [] on a match: a caller words (`format_miss`) only the ones it shows."""
+        return self.check.match(value)
+
     def fits(self, value: Any) -> bool:
         return not self.check.match(value)
 

@@ -16,6 +16,7 @@ that node rather than compared as text.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from ..syntax import _ast as a
@@ -133,13 +134,64 @@ _SHOW = json.JSONEncoder(ensure_ascii=False, allow_nan=True, default=repr)
 """`show`'s encoder, made once: `json.dumps` with options builds a new one per call (most of its time)."""
 
 
+_CONSTANTS = {True: "true", False: "false", None: "null"}
+_NOT_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def compact_json(value: Any, depth: int = 0) -> str | None:
+    """`json.JSONEncoder(ensure_ascii=False).encode(value)`'s text, for plain JSON data; None for anything else.
+
+    The encoder builds its C scanner anew on every call, which is most of the time a
+    short call's `display()` takes; this walks dicts (of string keys), lists, strings,
+    exact ints, floats, booleans and None itself, in the same order and with the same
+    separators. Any other type (a subclass, a tuple, a non-string key), a nesting deeper
+    than 8 (a circular structure, say) or an int too long to print gives None, and the
+    caller asks the encoder, which then says what it says.
+    """
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)  # type: ignore[no-any-return]
+    if kind is int:
+        try:
+            return int.__repr__(value)
+        except ValueError:  # more digits than Python prints
+            return None
+    if kind is bool or value is None:
+        return _CONSTANTS[value]
+    if kind is float:
+        text = float.__repr__(value)
+        return _NOT_FINITE.get(text, text)
+    if depth >= 8:
+        return None
+    if kind is dict:
+        parts = []
+        for key, item in value.items():
+            shown = compact_json(item, depth + 1) if type(key) is str else None
+            if shown is None:
+                return None
+            parts.append(encode_basestring(key) + ": " + shown)
+        return "{" + ", ".join(parts) + "}"
+    if kind is list:
+        items = []
+        for item in value:
+            shown = compact_json(item, depth + 1)
+            if shown is None:
+                return None
+            items.append(shown)
+        return "[" + ", ".join(items) + "]"
+    return None
+
+
 def show(value: Any, *, limit: int = 120) -> str:
     """A value as compact JSON for a failure detail, shortened."""
-    try:  # the usual `got 3`: an int's JSON is its repr, without the encoder's machinery
-        text = repr(value) if type(value) is int else _SHOW.encode(value)
-    except (TypeError, ValueError):  # a circular structure, say
-        text = repr(value)
-    return shorten(text, limit)
+    # the usual `got 3`: an int's JSON is its repr, without the encoder's machinery
+    text = repr(value) if type(value) is int else compact_json(value)
+    if text is None:
+        try:
+            text = _SHOW.encode(value)
+        except (TypeError, ValueError):  # a circular structure, say
+            text = repr(value)
+    return text if len(text) <= limit else shorten(text, limit)
 
 
 def label(node: Any) -> str:
