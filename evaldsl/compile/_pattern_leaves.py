@@ -70,6 +70,9 @@ def _miss(text: str) -> list[Miss]:
 
 
 def _prefixed(step: str | int, misses: list[Miss]) -> list[Miss]:
+    if len(misses) == 1:  # the usual one miss, without a comprehension
+        path, text = misses[0]
+        return [Miss((step, *path) if path else (step,), text)]
     return [Miss((step, *miss.path), miss.text) for miss in misses]
 
 
@@ -90,8 +93,12 @@ class _Equals(_Leaf):
 
     def match(self, value: Any) -> list[Miss]:
         expected = self.expected
-        if type(value) is type(expected) and type(value) in _SCALARS and value == expected:
-            return []  # the usual hit, without the literal rule's walk
+        kind = type(value)
+        if kind is type(expected) and kind in _SCALARS:  # the usual case, without the literal rule's walk
+            if value == expected:
+                return []
+            if not self.fold:  # (ignoring case, unequal strings may still be equal once folded)
+                return [Miss((), f"expected {show(expected)}, got {show(value)}")]
         return _Leaf.match(self, value)
 
     def wanted(self) -> str:

@@ -77,8 +77,13 @@ def compile_args_misses(node: Any) -> ArgsMisses:
 
 def format_miss(miss: Miss) -> str:
     """`key.path[0]: text`, or the bare text for the value itself."""
-    if not miss.path:
-        return miss.text
+    path, text = miss
+    if not path:
+        return text
+    if len(path) == 1:  # the usual one key; ASCII and an identifier is exactly _BARE_KEY, without the regex
+        key = path[0]
+        if type(key) is str and key.isascii() and key.isidentifier():
+            return f"{key}: {text}"
     parts: list[str] = []
     for step in miss.path:
         if isinstance(step, int):

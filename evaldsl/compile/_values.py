@@ -138,7 +138,7 @@ _CONSTANTS = {True: "true", False: "false", None: "null"}
 _NOT_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
-def compact_json(value: Any, depth: int = 0) -> str | None:
+def compact_json(value: Any) -> str | None:
     """`json.JSONEncoder(ensure_ascii=False).encode(value)`'s text, for plain JSON data; None for anything else.
 
     The encoder builds its C scanner anew on every call, which is most of the time a
@@ -148,14 +148,18 @@ def compact_json(value: Any, depth: int = 0) -> str | None:
     than 8 (a circular structure, say) or an int too long to print gives None, and the
     caller asks the encoder, which then says what it says.
     """
+    try:
+        return _compact(value, 0)
+    except ValueError:  # an int of more digits than Python prints
+        return None
+
+
+def _compact(value: Any, depth: int) -> str | None:
     kind = type(value)
     if kind is str:
         return encode_basestring(value)  # type: ignore[no-any-return]
     if kind is int:
-        try:
-            return int.__repr__(value)
-        except ValueError:  # more digits than Python prints
-            return None
+        return int.__repr__(value)
     if kind is bool or value is None:
         return _CONSTANTS[value]
     if kind is float:
@@ -165,19 +169,28 @@ def compact_json(value: Any, depth: int = 0) -> str | None:
         return None
     if kind is dict:
         parts = []
+        shown: str | None
         for key, item in value.items():
-            shown = compact_json(item, depth + 1) if type(key) is str else None
-            if shown is None:
+            if type(key) is not str:
                 return None
+            kind = type(item)  # a string or an int inline: most arguments are one
+            if kind is str:
+                shown = encode_basestring(item)
+            elif kind is int:
+                shown = int.__repr__(item)
+            else:
+                shown = _compact(item, depth + 1)
+                if shown is None:
+                    return None
             parts.append(encode_basestring(key) + ": " + shown)
         return "{" + ", ".join(parts) + "}"
     if kind is list:
         items = []
         for item in value:
-            shown = compact_json(item, depth + 1)
-            if shown is None:
+            element = _compact(item, depth + 1)
+            if element is None:
                 return None
-            items.append(shown)
+            items.append(element)
         return "[" + ", ".join(items) + "]"
     return None
 
