@@ -16,7 +16,7 @@ that node rather than compared as text.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from ..syntax import _ast as a
@@ -134,71 +134,50 @@ _SHOW = json.JSONEncoder(ensure_ascii=False, allow_nan=True, default=repr)
 """`show`'s encoder, made once: `json.dumps` with options builds a new one per call (most of its time)."""
 
 
-_CONSTANTS = {True: "true", False: "false", None: "null"}
-_NOT_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+def _reused_encoder(default: Any) -> Any:
+    """json's C encoder made once, as `JSONEncoder(ensure_ascii=False, default=default)` makes it per call.
+
+    Without the circular check (`markers` None): a dict of markers would outlive a failed call. A
+    circular value then fails by recursion, and the callers fall back to the encoder itself, which
+    says what it says. None where json has no C encoder (the callers then always use the encoder).
+    """
+    if c_make_encoder is None:
+        return None
+    try:
+        return c_make_encoder(None, default, encode_basestring, None, ": ", ", ", False, False, True)
+    except TypeError:  # a json whose C encoder takes other arguments
+        return None
+
+
+_DISPLAY_FAST = _reused_encoder(json.JSONEncoder().default)
+_SHOW_FAST = _reused_encoder(repr)
 
 
 def compact_json(value: Any) -> str | None:
-    """`json.JSONEncoder(ensure_ascii=False).encode(value)`'s text, for plain JSON data; None for anything else.
+    """`json.JSONEncoder(ensure_ascii=False).encode(value)`'s text (`ToolCall.display`'s), or None when it fails.
 
-    The encoder builds its C scanner anew on every call, which is most of the time a
-    short call's `display()` takes; this walks dicts (of string keys), lists, strings,
-    exact ints, floats, booleans and None itself, in the same order and with the same
-    separators. Any other type (a subclass, a tuple, a non-string key), a nesting deeper
-    than 8 (a circular structure, say) or an int too long to print gives None, and the
-    caller asks the encoder, which then says what it says.
+    That encoder builds its C encoder anew on every call, which is most of the time a short
+    call's display takes; this calls one made once. On any failure (a type JSON has not, a
+    circular value) the answer is None, and the caller asks the encoder, which then raises
+    or answers as it always did.
     """
+    return _fast(_DISPLAY_FAST, value)
+
+
+def _fast(encoder: Any, value: Any) -> str | None:
+    """`encoder`'s text of `value`, None without an encoder or when it fails (the general route then answers)."""
+    if encoder is None:
+        return None
     try:
-        return _compact(value, 0)
-    except ValueError:  # an int of more digits than Python prints
+        return "".join(encoder(value, 0))
+    except Exception:  # a type JSON has not, a circular value, an int too long to print
         return None
-
-
-def _compact(value: Any, depth: int) -> str | None:
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)  # type: ignore[no-any-return]
-    if kind is int:
-        return int.__repr__(value)
-    if kind is bool or value is None:
-        return _CONSTANTS[value]
-    if kind is float:
-        text = float.__repr__(value)
-        return _NOT_FINITE.get(text, text)
-    if depth >= 8:
-        return None
-    if kind is dict:
-        parts = []
-        shown: str | None
-        for key, item in value.items():
-            if type(key) is not str:
-                return None
-            kind = type(item)  # a string or an int inline: most arguments are one
-            if kind is str:
-                shown = encode_basestring(item)
-            elif kind is int:
-                shown = int.__repr__(item)
-            else:
-                shown = _compact(item, depth + 1)
-                if shown is None:
-                    return None
-            parts.append(encode_basestring(key) + ": " + shown)
-        return "{" + ", ".join(parts) + "}"
-    if kind is list:
-        items = []
-        for item in value:
-            element = _compact(item, depth + 1)
-            if element is None:
-                return None
-            items.append(element)
-        return "[" + ", ".join(items) + "]"
-    return None
 
 
 def show(value: Any, *, limit: int = 120) -> str:
     """A value as compact JSON for a failure detail, shortened."""
     # the usual `got 3`: an int's JSON is its repr, without the encoder's machinery
-    text = repr(value) if type(value) is int else compact_json(value)
+    text = repr(value) if type(value) is int else _fast(_SHOW_FAST, value)
     if text is None:
         try:
             text = _SHOW.encode(value)
