@@ -270,7 +270,7 @@ def _sequence(node: a.CalledSequence) -> Check:
         calls = ctx.artifacts.tool_calls
         start, previous = 0, ""
         for number, step in enumerate(steps, 1):
-            found = next((i for i in range(start, len(calls)) if step.matches(calls[i])), None)
+            found = _first_match(step, calls, start)
             if found is None:
                 return Outcome(0.0, _step_missing(number, step, previous, calls[start:], calls))
             previous = f" after {calls[found].name} at call {found + 1}"
@@ -278,6 +278,14 @@ def _sequence(node: a.CalledSequence) -> Check:
         return _HOLDS
 
     return check
+
+
+def _first_match(step: _Step, calls: Sequence[ToolCall], start: int) -> int | None:
+    """The index of the first call from `start` on that fits `step` (a loop: no generator a step)."""
+    for index in range(start, len(calls)):
+        if step.matches(calls[index]):
+            return index
+    return None
 
 
 def _step_missing(number: int, step: _Step, previous: str, rest: Sequence[ToolCall],

@@ -139,3 +139,15 @@ def _misses(args: dict[str, Any]) -> list[str]:
         elif not (args[key] == wanted and isinstance(args[key], bool) == isinstance(wanted, bool)):
             reasons.append(f"{key}: expected {json.dumps(wanted)}, got {json.dumps(args[key])}")
     return reasons
+
+
+def test_without_a_c_encoder_the_general_one_answers(monkeypatch: Any) -> None:
+    from evaldsl.compile import _values
+
+    monkeypatch.setattr(_values, "_DISPLAY_FAST", None)
+    monkeypatch.setattr(_values, "_SHOW_FAST", None)
+    call = ToolCall(name="calc", args={"op": "add", "é": [1.5, None, True]})
+    assert compact_json(call.args) is None
+    assert _display(call) == call.display() == 'calc({"op": "add", "é": [1.5, null, true]})'
+    assert show({"x": float("nan"), "y": {1, 2}}) == '{"x": NaN, "y": "{1, 2}"}'
+    assert show([float("inf"), "é"]) == '[Infinity, "é"]'
