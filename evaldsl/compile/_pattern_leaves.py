@@ -70,9 +70,6 @@ def _miss(text: str) -> list[Miss]:
 
 
 def _prefixed(step: str | int, misses: list[Miss]) -> list[Miss]:
-    if len(misses) == 1:  # the usual one miss, without a comprehension
-        path, text = misses[0]
-        return [Miss((step, *path) if path else (step,), text)]
     return [Miss((step, *miss.path), miss.text) for miss in misses]
 
 
