@@ -85,13 +85,13 @@ def format_miss(miss: Miss) -> str:
         if type(key) is str and key.isascii() and key.isidentifier():
             return f"{key}: {text}"
     parts: list[str] = []
-    for step in miss.path:
+    for step in path:
         if isinstance(step, int):
             parts.append(f"[{step}]")
         else:
             key = step if _BARE_KEY.match(step) else json.dumps(step, ensure_ascii=False)
             parts.append(f".{key}" if parts else key)
-    return f"{''.join(parts)}: {miss.text}"
+    return f"{''.join(parts)}: {text}"
 
 
 class _Joined:
