@@ -2,8 +2,9 @@
 
 `compact_json` (json's C encoder made once) stands in for `json.JSONEncoder(ensure_ascii=False)`
 in a call's display, and the same for `show`'s encoder in the details; `format_miss` has a
-one-key shortcut past its key regex; `called T with ARGS` words only the closest call. Each
-must give byte for byte what the general route gives.
+one-key shortcut past its key regex; `called T with ARGS` words only the closest call;
+`last_number` scans with a rewriting of the language's number regex. Each must give byte for
+byte what the general route gives.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from evaldsl.compile._calls import _display, compile_calls
 from evaldsl.compile._examples import from_python as lit
 from evaldsl.compile._model import EvalContext
 from evaldsl.compile._patterns import Miss, format_miss
+from evaldsl.compile._text import _NUMBER, _NUMBER_SCAN
 from evaldsl.compile._values import compact_json, shorten, show
 from evaldsl.syntax import _ast as a
 
@@ -151,3 +153,9 @@ def test_without_a_c_encoder_the_general_one_answers(monkeypatch: Any) -> None:
     assert _display(call) == call.display() == 'calc({"op": "add", "é": [1.5, null, true]})'
     assert show({"x": float("nan"), "y": {1, 2}}) == '{"x": NaN, "y": "{1, 2}"}'
     assert show([float("inf"), "é"]) == '[Infinity, "é"]'
+
+
+@given(st.text(alphabet="0123456789,.-_ aZé٣\n\t", max_size=60) | st.text(max_size=30))
+def test_the_number_scan_finds_what_the_languages_regex_finds(text: str) -> None:
+    assert [(m.start(), m.group()) for m in _NUMBER_SCAN.finditer(text)] == \
+        [(m.start(), m.group()) for m in _NUMBER.finditer(text)]
