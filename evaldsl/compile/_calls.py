@@ -22,8 +22,8 @@ from ..artifacts import ToolCall
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
-from ._patterns import ArgsMisses, compile_args_misses
-from ._values import label, shorten, show, to_number, tool_name
+from ._patterns import ArgsMisses, Miss, compile_args_misses, format_miss
+from ._values import compact_json, label, shorten, show, to_number, tool_name
 
 _HOLDS = Outcome(1.0)
 _LISTED = 5
@@ -93,8 +93,20 @@ def _names(calls: Sequence[ToolCall]) -> str:
 
 def _shown(calls: Sequence[ToolCall]) -> str:
     """The first few calls in full, `name({...})`, comma-separated."""
-    text = ", ".join(shorten(call.display(), 100) for call in calls[:_LISTED])
+    if len(calls) == 1:  # the usual one call, without a list and a join
+        return shorten(_display(calls[0]), 100)
+    text = ", ".join([shorten(_display(call), 100) for call in calls[:_LISTED]])
     return text + (f", … ({len(calls) - _LISTED} more)" if len(calls) > _LISTED else "")
+
+
+def _display(call: ToolCall) -> str:
+    """`call.display()`, with its JSON made by `compact_json` when it can (the encoder is most of its time)."""
+    if type(call) is ToolCall:  # (a subclass may display itself otherwise)
+        args = call.args
+        shown = args if isinstance(args, str) else compact_json(args)
+        if shown is not None:
+            return f"{call.name}({shown})"
+    return call.display()
 
 
 def _not_called(tool: str | None, calls: Sequence[ToolCall]) -> str:
@@ -105,11 +117,22 @@ def _times(n: int, unit: str = "time") -> str:
     return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
 
 
-def _closest(misses: Misses, calls: Sequence[ToolCall]) -> tuple[ToolCall, list[str]]:
-    """The call whose arguments fail the fewest keys, with its reasons."""
-    scored = [(misses(call.args), call) for call in calls]
-    reasons, call = min(scored, key=lambda pair: len(pair[0]))
-    return call, reasons
+def _closest(misses: Misses, calls: Sequence[ToolCall]) -> tuple[ToolCall, str]:
+    """The call whose arguments fail the fewest keys (the first of those), with its reasons joined."""
+    best: list[Miss] | None = None
+    closest = calls[0]
+    for call in calls:
+        found = misses.match(call.args)
+        if best is None or len(found) < len(best):
+            best, closest = found, call
+    return closest, _reasons(best or [])
+
+
+def _reasons(misses: list[Miss]) -> str:
+    """The misses as a detail lists them, `a: expected 0, got 1; b: ...` (only the closest call's are worded)."""
+    if len(misses) == 1:
+        return format_miss(misses[0])
+    return "; ".join([format_miss(miss) for miss in misses])
 
 
 def _step_miss(step: _Step, call: ToolCall, which: str, joiner: str,
@@ -117,21 +140,19 @@ def _step_miss(step: _Step, call: ToolCall, which: str, joiner: str,
     """Why one call (`which`: "call 2", "first call") does not fit `step`; None when it does."""
     if step.tool is not None and call.name != step.tool:
         return f"{which} was {call.name}, {joiner} {step.tool}; {_names(calls)}"
-    reasons = step.misses(call.args) if step.misses else []
-    if reasons:
-        return f"{which} {shorten(call.display(), 100)} did not match {step.args}: {'; '.join(reasons)}"
+    found = step.misses.match(call.args) if step.misses else None
+    if found:
+        return f"{which} {shorten(_display(call), 100)} did not match {step.args}: {_reasons(found)}"
     return None
 
 
-def _no_match(step: _Step, calls: Sequence[ToolCall]) -> str:
-    """Why no call matched `step` (a named tool with arguments)."""
-    assert step.tool is not None and step.misses is not None
-    of_tool = [call for call in calls if call.name == step.tool]
-    if not of_tool:
+def _no_match(step: _Step, of_tool: Sequence[ToolCall], closest: list[Miss] | None,
+              calls: Sequence[ToolCall]) -> str:
+    """Why no call matched `step` (a named tool with arguments), given its calls and the closest one's misses."""
+    if closest is None:
         return _not_called(step.tool, calls)
-    _, reasons = _closest(step.misses, of_tool)
     return (f"no call of {step.tool} matched {step.args}; calls of {step.tool}: "
-            f"{_shown(of_tool)}; closest: {'; '.join(reasons)}")
+            f"{_shown(of_tool)}; closest: {_reasons(closest)}")
 
 
 def _count(node: a.Count) -> tuple[Callable[[int], bool], str]:
@@ -178,17 +199,30 @@ class _Called:
     __slots__ = ("step",)
 
     def __init__(self, step: _Step) -> None:
+        assert step.tool is not None  # (`called` always names its tool: `any tool` is CalledAny)
         self.step = step
 
     def __call__(self, ctx: EvalContext) -> Outcome:
         step = self.step
+        tool, misses = step.tool, step.misses
         calls = ctx.artifacts.tool_calls
+        if misses is None:
+            for call in calls:
+                if call.name == tool:
+                    return _HOLDS
+            return Outcome(0.0, _not_called(tool, calls))
+        # one pass: each call of the tool is matched once, and the fewest misses kept for the detail
+        of_tool: list[ToolCall] = []
+        closest: list[Miss] | None = None
         for call in calls:
-            if step.matches(call):
-                return _HOLDS
-        if step.misses is None:
-            return Outcome(0.0, _not_called(step.tool, calls))
-        return Outcome(0.0, _no_match(step, calls))
+            if call.name == tool:
+                found = misses.match(call.args)
+                if not found:
+                    return _HOLDS
+                of_tool.append(call)
+                if closest is None or len(found) < len(closest):
+                    closest = found
+        return Outcome(0.0, _no_match(step, of_tool, closest, calls))
 
 
 def _counted(step: _Step, count: a.Count) -> Check:
@@ -236,7 +270,7 @@ def _sequence(node: a.CalledSequence) -> Check:
         calls = ctx.artifacts.tool_calls
         start, previous = 0, ""
         for number, step in enumerate(steps, 1):
-            found = next((i for i in range(start, len(calls)) if step.matches(calls[i])), None)
+            found = _first_match(step, calls, start)
             if found is None:
                 return Outcome(0.0, _step_missing(number, step, previous, calls[start:], calls))
             previous = f" after {calls[found].name} at call {found + 1}"
@@ -246,6 +280,14 @@ def _sequence(node: a.CalledSequence) -> Check:
     return check
 
 
+def _first_match(step: _Step, calls: Sequence[ToolCall], start: int) -> int | None:
+    """The index of the first call from `start` on that fits `step` (a loop: no generator a step)."""
+    for index in range(start, len(calls)):
+        if step.matches(calls[index]):
+            return index
+    return None
+
+
 def _step_missing(number: int, step: _Step, previous: str, rest: Sequence[ToolCall],
                   calls: Sequence[ToolCall]) -> str:
     detail = f"step {number} ({step.label}) not found{previous}; {_names(calls)}"
@@ -253,7 +295,7 @@ def _step_missing(number: int, step: _Step, previous: str, rest: Sequence[ToolCa
         candidates = [call for call in rest if step.tool in (None, call.name)]
         if candidates:
             call, reasons = _closest(step.misses, candidates)
-            detail += f"; closest: {shorten(call.display(), 100)}: {'; '.join(reasons)}"
+            detail += f"; closest: {shorten(_display(call), 100)}: {reasons}"
     return detail
 
 
@@ -263,6 +305,8 @@ def _calls_are(node: a.CallsAre) -> Check:
     def check(ctx: EvalContext) -> Outcome:
         calls = ctx.artifacts.tool_calls
         for number, (step, call) in enumerate(zip(steps, calls, strict=False), 1):
+            if step.misses is None and call.name == step.tool:
+                continue  # a step that names the call's tool and no arguments holds: nothing to word
             miss = _step_miss(step, call, f"call {number}", "expected", calls)
             if miss:
                 return Outcome(0.0, miss)
@@ -316,13 +360,13 @@ def _every_call(node: a.EveryCall) -> Check:
     def check(ctx: EvalContext) -> Outcome:
         of_tool = [(i, call) for i, call in enumerate(ctx.artifacts.tool_calls, 1)
                    if call.name == step.tool]
-        failed = [(i, call, reasons) for i, call in of_tool if (reasons := misses(call.args))]
+        failed = [(i, call, found) for i, call in of_tool if (found := misses.match(call.args))]
         if not failed:
             return _HOLDS
-        i, call, reasons = failed[0]
+        i, call, found = failed[0]
         return Outcome(0.0, f"{len(failed)} of {len(of_tool)} calls of {step.tool} did not "
                             f"match {step.args}; call {i} "
-                            f"{shorten(call.display(), 100)}: {'; '.join(reasons)}")
+                            f"{shorten(_display(call), 100)}: {_reasons(found)}")
 
     return check
 

@@ -87,7 +87,10 @@ class _Object(_Pattern):
             else:
                 found = inner.match(value[key])
                 if found:
-                    misses.extend(_prefixed(key, found))
+                    if len(found) == 1 and not found[0].path:  # a leaf's miss: its path is this key
+                        misses.append(Miss((key,), found[0].text))
+                    else:
+                        misses.extend(_prefixed(key, found))
         return misses
 
 

@@ -90,8 +90,12 @@ class _Equals(_Leaf):
 
     def match(self, value: Any) -> list[Miss]:
         expected = self.expected
-        if type(value) is type(expected) and type(value) in _SCALARS and value == expected:
-            return []  # the usual hit, without the literal rule's walk
+        kind = type(value)
+        if kind is type(expected) and kind in _SCALARS:  # the usual case, without the literal rule's walk
+            if value == expected:
+                return []
+            if not self.fold:  # (ignoring case, unequal strings may still be equal once folded)
+                return [Miss((), f"expected {show(expected)}, got {show(value)}")]
         return _Leaf.match(self, value)
 
     def wanted(self) -> str:

@@ -77,16 +77,21 @@ def compile_args_misses(node: Any) -> ArgsMisses:
 
 def format_miss(miss: Miss) -> str:
     """`key.path[0]: text`, or the bare text for the value itself."""
-    if not miss.path:
-        return miss.text
+    path, text = miss
+    if not path:
+        return text
+    if len(path) == 1:  # the usual one key; ASCII and an identifier is exactly _BARE_KEY, without the regex
+        key = path[0]
+        if type(key) is str and key.isascii() and key.isidentifier():
+            return f"{key}: {text}"
     parts: list[str] = []
-    for step in miss.path:
+    for step in path:
         if isinstance(step, int):
             parts.append(f"[{step}]")
         else:
             key = step if _BARE_KEY.match(step) else json.dumps(step, ensure_ascii=False)
             parts.append(f".{key}" if parts else key)
-    return f"{''.join(parts)}: {miss.text}"
+    return f"{''.join(parts)}: {text}"
 
 
 class _Joined:
@@ -112,6 +117,10 @@ class ArgsMisses:
 
     def __call__(self, value: Any) -> list[str]:
         return [format_miss(miss) for miss in self.check.match(value)]
+
+    def match(self, value: Any) -> list[Miss]:
+        """The misses themselves, [] on a match: a caller words (`format_miss`) only the ones it shows."""
+        return self.check.match(value)
 
     def fits(self, value: Any) -> bool:
         return not self.check.match(value)

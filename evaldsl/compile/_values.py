@@ -16,6 +16,7 @@ that node rather than compared as text.
 from __future__ import annotations
 
 import json
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from ..syntax import _ast as a
@@ -133,13 +134,56 @@ _SHOW = json.JSONEncoder(ensure_ascii=False, allow_nan=True, default=repr)
 """`show`'s encoder, made once: `json.dumps` with options builds a new one per call (most of its time)."""
 
 
+def _reused_encoder(default: Any) -> Any:
+    """json's C encoder made once, as `JSONEncoder(ensure_ascii=False, default=default)` makes it per call.
+
+    Without the circular check (`markers` None): a dict of markers would outlive a failed call. A
+    circular value then fails by recursion, and the callers fall back to the encoder itself, which
+    says what it says. None where json has no C encoder (the callers then always use the encoder).
+    """
+    if c_make_encoder is None:
+        return None
+    try:
+        return c_make_encoder(None, default, encode_basestring, None, ": ", ", ", False, False, True)
+    except TypeError:  # a json whose C encoder takes other arguments
+        return None
+
+
+_DISPLAY_FAST = _reused_encoder(json.JSONEncoder().default)
+_SHOW_FAST = _reused_encoder(repr)
+
+
+def compact_json(value: Any) -> str | None:
+    """`json.JSONEncoder(ensure_ascii=False).encode(value)`'s text (`ToolCall.display`'s), or None when it fails.
+
+    That encoder builds its C encoder anew on every call, which is most of the time a short
+    call's display takes; this calls one made once. On any failure (a type JSON has not, a
+    circular value) the answer is None, and the caller asks the encoder, which then raises
+    or answers as it always did.
+    """
+    return _fast(_DISPLAY_FAST, value)
+
+
+def _fast(encoder: Any, value: Any) -> str | None:
+    """`encoder`'s text of `value`, None without an encoder or when it fails (the general route then answers)."""
+    if encoder is None:
+        return None
+    try:
+        return "".join(encoder(value, 0))
+    except Exception:  # a type JSON has not, a circular value, an int too long to print
+        return None
+
+
 def show(value: Any, *, limit: int = 120) -> str:
     """A value as compact JSON for a failure detail, shortened."""
-    try:  # the usual `got 3`: an int's JSON is its repr, without the encoder's machinery
-        text = repr(value) if type(value) is int else _SHOW.encode(value)
-    except (TypeError, ValueError):  # a circular structure, say
-        text = repr(value)
-    return shorten(text, limit)
+    # the usual `got 3`: an int's JSON is its repr, without the encoder's machinery
+    text = repr(value) if type(value) is int else _fast(_SHOW_FAST, value)
+    if text is None:
+        try:
+            text = _SHOW.encode(value)
+        except (TypeError, ValueError):  # a circular structure, say
+            text = repr(value)
+    return text if len(text) <= limit else shorten(text, limit)
 
 
 def label(node: Any) -> str:
