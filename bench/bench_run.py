@@ -34,8 +34,8 @@ except ImportError:  # the runner's public name before it is re-exported
 
 CASE = '''
 case "case {i}"
-  prompt "What is {i} + 2?"
-  expect called calculator with <op: add, a: {i}, b: 2>
+  prompt "What is {a} + 2?"
+  expect called calculator with <op: add, a: {a}, b: 2>
   expect calls are calculator
   expect final number is {total}
   expect final text contains "answer" ignoring case
@@ -48,9 +48,12 @@ ARTIFACTS = RunArtifacts(
 )
 
 
-def suite_text(count: int) -> str:
-    """`count` cases of five expectations each; most hold on ARTIFACTS, some fail."""
-    return 'suite "Run overhead"\n' + "".join(CASE.format(i=i, total=i + 2) for i in range(count))
+def suite_text(count: int, *, passing: bool = False) -> str:
+    """`count` cases of five expectations each. On ARTIFACTS, every case but one fails two of them
+    (`called ... with` and `final number`, each with its detail, and the summary lists them all);
+    with ``passing``, every case asks for what ARTIFACTS holds (a: 1, 3) and passes."""
+    return 'suite "Run overhead"\n' + "".join(
+        CASE.format(i=i, a=1 if passing else i, total=3 if passing else i + 2) for i in range(count))
 
 
 class InstantSync:

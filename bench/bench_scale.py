@@ -10,8 +10,10 @@ Each line is one fresh process: wall, CPU (user + system) and peak RSS.
   JSONL file of 1,000 / 10,000 / 100,000 rows (``--rows``), agent that
   returns at once. Target: RSS < 200 MB, time linear in rows.
 - run: ``run --json`` of N cases of five expectations (bench_run.py's
-  cases) with an async and a sync agent that return at once, and ``check``
-  of the same file; the run's CPU beyond check's, per case.
+  cases: "failing", where all but one case fail two expectations, and
+  "passing") with an async and a sync agent that return at once, and
+  ``check`` of the same file, interleaved; the run's CPU beyond check's,
+  per case, and the run process's CPU after compiling (`_split_run.py`).
   Target: < 100 us a case; for 100,000 cases with --json RSS < 300 MB,
   time linear (``--cases``).
 
@@ -19,6 +21,7 @@ Each line is one fresh process: wall, CPU (user + system) and peak RSS.
     python bench/bench_scale.py --skip examples --cases 1000 10000
     python bench/bench_scale.py --skip examples,run --repeat 3   # best of 3 processes a line
     python bench/bench_scale.py --skip check,examples --cases 10000 --repeat 3
+    python bench/bench_scale.py --skip check,examples --cases 10000 --repeat 5 --suites failing
 """
 
 from __future__ import annotations
@@ -108,21 +111,54 @@ def examples(work: Path, sizes: list[int]) -> None:
         print(_row("run --json (async agent)", rows, run, f"{run['cpu'] / rows * 1e6:.0f} us CPU a row"))
 
 
-def runs(work: Path, sizes: list[int]) -> None:
+def _split(output: bytes) -> tuple[float, float] | None:
+    """(CPU when compiled, CPU at the end) as `_split_run.py` printed them."""
+    marks = {}
+    for text in output.decode(errors="replace").splitlines():
+        if text.startswith("evaldsl-bench: "):
+            words = text.split()
+            marks[words[1]] = float(words[3])
+    return (marks["compiled"], marks["ended"]) if {"compiled", "ended"} <= marks.keys() else None
+
+
+def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
+    """Per size and suite: ``check``, and ``run`` with each agent, ``--repeat`` times interleaved (a drift
+    of the machine hits all three alike), least CPU of each. Two figures a case: the run's CPU beyond
+    the check process's (two processes compared: noisy, as compiling 10,000 cases varies by a few
+    percent), and the run process's own CPU after its suites were compiled (one process)."""
     print("\nrun: N cases x 5 expectations, agent that returns at once, --json")
+    print("  (failing: bench_run.py's cases, all but one fail two expectations, each listed with its detail;"
+          " passing: every case passes)")
     print(HEADER)
     for cases in sizes:
-        path = work / f"cases{cases}.evl"
-        path.write_text(suite_text(cases), encoding="utf-8")
-        check = _run([*EVALDSL, "check", path.name], work)
-        print(_row("check", cases, check))
-        for agent in ("InstantAsync", "InstantSync"):
-            run = _run([*EVALDSL, "run", "--agent", f"{AGENTS}:{agent}", path.name,
-                        "--json", f"rec{cases}.json", "-q"], work)
-            beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
-            extra = run["rss_mb"] - check["rss_mb"]
-            print(_row(f"run --json ({agent})", cases, run,
-                       f"beyond check {beyond:.0f} us CPU a case, {extra:+.0f} MB RSS"))
+        for kind in suites:
+            path = work / f"cases{cases}-{kind}.evl"
+            path.write_text(suite_text(cases, passing=kind == "passing"), encoding="utf-8")
+            commands = {"check": [*EVALDSL, "check", path.name]}
+            for agent in ("InstantAsync", "InstantSync"):
+                commands[agent] = [sys.executable, str(HERE / "_split_run.py"), "run", "--agent",
+                                   f"{AGENTS}:{agent}", path.name, "--json", f"rec{cases}.json", "-q"]
+            best: dict[str, dict] = {}
+            after: dict[str, float] = {}
+            for _ in range(REPEAT[0]):
+                for name, command in commands.items():
+                    result = measure(command, cwd=work, env=_env())
+                    if result["rc"] not in (0, 1):
+                        print(result["output"].decode(errors="replace")[-2000:])
+                    if name not in best or result["cpu"] < best[name]["cpu"]:
+                        best[name] = result
+                    split = _split(result["output"])
+                    if split is not None:
+                        after[name] = min(after.get(name, float("inf")), split[1] - split[0])
+            check = best["check"]
+            print(_row(f"check ({kind})", cases, check))
+            for agent in ("InstantAsync", "InstantSync"):
+                run = best[agent]
+                beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
+                own = after[agent] / cases * 1e6 if agent in after else float("nan")
+                print(_row(f"run --json ({agent}, {kind})", cases, run,
+                           f"beyond check {beyond:.0f} us a case; after compiling {own:.0f} us; "
+                           f"{run['rss_mb'] - check['rss_mb']:+.0f} MB RSS"))
 
 
 def main() -> None:
@@ -130,6 +166,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     parser.add_argument("--cases", type=int, nargs="*", default=[10_000, 20_000])
     parser.add_argument("--skip", default="", help="comma list of: check, examples, run")
+    parser.add_argument("--suites", default="failing,passing", help="run's suites: failing, passing or both")
     parser.add_argument("--repeat", "--repeats", type=int, default=1,
                         help="cold processes per line; the least CPU is shown")
     args = parser.parse_args()
@@ -144,7 +181,7 @@ def main() -> None:
         if "examples" not in skip:
             examples(work, args.rows)
         if "run" not in skip:
-            runs(work, args.cases)
+            runs(work, args.cases, args.suites.split(","))
 
 
 if __name__ == "__main__":
