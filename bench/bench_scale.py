@@ -44,6 +44,10 @@ AGENTS = "_instant_agents"
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
+    # A user's installed evaldsl has its bytecode (pip writes it); a machine that sets
+    # PYTHONDONTWRITEBYTECODE would have every process compile each module it imports from source,
+    # and `run` imports more than `check`: the children may keep their bytecode (warmed up in `main`).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), str(ROOT), env.get("PYTHONPATH", "")]))
     return env
 
@@ -161,6 +165,18 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
                            f"{run['rss_mb'] - check['rss_mb']:+.0f} MB RSS"))
 
 
+def _warm_up(work: Path) -> None:
+    """One small `check` and `run` each, untimed: every module the measured processes import has its
+    bytecode written by then, as in an installed evaldsl."""
+    path = work / "warm.evl"
+    path.write_text(suite_text(3), encoding="utf-8")
+    measure([*EVALDSL, "check", path.name], cwd=work, env=_env())
+    for agent in ("InstantAsync", "InstantSync"):
+        measure([sys.executable, str(HERE / "_split_run.py"), "run", "--agent", f"{AGENTS}:{agent}", path.name,
+                 "--json", "warm.json", "-q"], cwd=work, env=_env())
+    measure([sys.executable, "-c", "import yaml"], cwd=work, env=_env())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="*", default=[1_000, 10_000, 100_000])
@@ -176,6 +192,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}\n")
     with tempfile.TemporaryDirectory(prefix="evaldsl-scale-") as tmp:
         work = Path(tmp)
+        _warm_up(work)
         if "check" not in skip:
             check_vs_yaml(work)
         if "examples" not in skip:

@@ -223,7 +223,16 @@ class Digest:
 
     def write(self, out: TextIO, summary: Summary | None = None, *, colour: bool = False,
               elapsed_s: float | None = None, note: str | None = None) -> None:
-        """Write `render`'s text to ``out`` a listing at a time (the whole text is never held)."""
+        """Write `render`'s text to ``out`` a block at a time (the whole text is never held, and a stream
+        without a buffer, as under PYTHONUNBUFFERED, is not written to once a listing)."""
+        out = _Blocks(out)  # type: ignore[assignment]
+        try:
+            self._write(out, summary, colour=colour, elapsed_s=elapsed_s, note=note)
+        finally:
+            out.flush()
+
+    def _write(self, out: TextIO, summary: Summary | None, *, colour: bool, elapsed_s: float | None,
+               note: str | None) -> None:
         summary = summary or self.summary()
         out.write(self._table() + "\n" + _statistics(summary))
         order = self._note_order()
@@ -254,6 +263,30 @@ class Digest:
             cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
             lines.append("  ".join(cells).rstrip())
         return "\n".join(lines)
+
+
+class _Blocks:
+    """A text stream's writes gathered into blocks of about `SIZE` characters."""
+
+    SIZE = 1 << 16
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> None:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= self.SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is gathered (the stream itself is not flushed)."""
+        if self._parts:
+            self._out.write("".join(self._parts))
+            self._parts.clear()
+            self._size = 0
 
 
 _STATUSES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

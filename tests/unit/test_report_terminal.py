@@ -141,6 +141,31 @@ def test_listed_texts_survive_the_spool_going_to_disk_and_keep_record_order(monk
     assert expected.index("Math::wrong sum") < expected.index("Math::crashes") < expected.index("Math::flaky")
 
 
+def test_the_summary_reaches_an_unbuffered_stream_in_blocks() -> None:
+    """Under PYTHONUNBUFFERED every write to stdout is a system call: the listing of thousands of failures
+    goes out in a few large writes, and reads the same."""
+    from evaldsl.report._terminal import Digest
+
+    whole = report()
+    failing = [c for c in whole.cases if c.status in ("failed", "error")]
+    digest = Digest()
+    for position in range(3000):
+        digest.add(failing[position % len(failing)], position)
+
+    class Counting(io.StringIO):
+        writes = 0
+
+        def write(self, text: str) -> int:
+            Counting.writes += 1
+            return super().write(text)
+
+    out = Counting()
+    digest.write(out, elapsed_s=1.0)
+    assert out.getvalue() == digest.render(elapsed_s=1.0)
+    assert out.getvalue().count("\nFAILED ") + out.getvalue().count("\nERROR ") >= 3000
+    assert Counting.writes < 30  # a write a listing would be over 3,000
+
+
 _STATS = st.tuples(
     st.sampled_from(["passed", "failed", "error", "skipped", "xfailed", "xpassed"]),
     st.one_of(st.none(), st.floats(min_value=-1.0, max_value=2.0)),
