@@ -366,6 +366,7 @@ async def bounded(
             later[0] = None
         if timer is not None:
             timer.cancel()
+        del expire, fire  # `expire` names itself (its re-arming): a cycle, else one for the collector a run
     if fired:  # the agent swallowed our cancellation and returned late
         _still_cancelling(task)
         raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}")

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Instructions a case of `evaldsl run --json` beyond `evaldsl check` of the same file, counted by
+# valgrind (cachegrind, no cache simulation): deterministic, unlike CPU time on a shared machine.
+# Runs of 1,000 and 2,000 of bench_run.py's cases, so the constant (imports, start-up) drops out.
+# User-space instructions of all threads; what the kernel does (thread switches) is not counted.
+#
+#     bash bench/count_instructions.sh TREE AGENT [--passing]   # AGENT: InstantAsync or InstantSync
+#     e.g. bash bench/count_instructions.sh . InstantAsync      # about 2 minutes
+set -eu
+tree=$(cd "$1" && pwd); agent=$2; passing=${3:-}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+export PYTHONHASHSEED=0 PYTHONPATH="$tree/bench:$tree"
+python=${PYTHON:-python}
+for n in 1000 2000; do
+  "$python" -c "import sys; from bench_run import suite_text; open(sys.argv[1], 'w').write(suite_text($n, passing=bool(sys.argv[2])))" \
+    "$work/c$n.evl" "$passing"
+done
+cat > "$work/cli.py" <<'PY'
+import contextlib, io, sys
+from evaldsl.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
+    main(sys.argv[1:])
+PY
+count() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$python" "$work/cli.py" "$@" 2>&1 \
+  | awk '/I *refs/ {gsub(",", "", $4); print $4}'; }
+cd "$work"
+c1=$(count check c1000.evl); c2=$(count check c2000.evl)
+r1=$(count run --agent "_instant_agents:$agent" c1000.evl --json r.json -q)
+r2=$(count run --agent "_instant_agents:$agent" c2000.evl --json r.json -q)
+echo "$tree $agent${passing:+ (passing)}: $(( ((r2 - c2) - (r1 - c1)) / 1000 )) instructions a case beyond check" \
+     "(constant $(( (2 * (r1 - c1) - (r2 - c2)) / 1000000 ))M)"
