@@ -10,9 +10,10 @@ set -eu
 tree=$(cd "$1" && pwd); agent=$2; passing=${3:-}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export PYTHONHASHSEED=0 PYTHONPATH="$tree/bench:$tree"
+unset PYTHONDONTWRITEBYTECODE  # bytecode as an installed evaldsl has it (the constant, not the figure, depends on it)
 python=${PYTHON:-python}
 for n in 1000 2000; do
-  "$python" -c "import sys; from bench_run import suite_text; open(sys.argv[1], 'w').write(suite_text($n, passing=bool(sys.argv[2])))" \
+  "$python" -c "import sys; from bench_run import suite_text; open(sys.argv[1], 'w').write(suite_text($n, **({'passing': True} if sys.argv[2] else {})))" \
     "$work/c$n.evl" "$passing"
 done
 cat > "$work/cli.py" <<'PY'
@@ -24,6 +25,7 @@ PY
 count() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$python" "$work/cli.py" "$@" 2>&1 \
   | awk '/I *refs/ {gsub(",", "", $4); print $4}'; }
 cd "$work"
+"$python" cli.py check c1000.evl; "$python" cli.py run --agent "_instant_agents:$agent" c1000.evl --json r.json -q  # bytecode written
 c1=$(count check c1000.evl); c2=$(count check c2000.evl)
 r1=$(count run --agent "_instant_agents:$agent" c1000.evl --json r.json -q)
 r2=$(count run --agent "_instant_agents:$agent" c2000.evl --json r.json -q)
