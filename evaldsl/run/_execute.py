@@ -335,7 +335,7 @@ async def bounded(
     def expire() -> None:
         nonlocal fired, busy, timer
         if clock is not None and clock.busy > busy:  # other cases' scoring held the loop: give the time back
-            timer = loop.call_later(clock.busy - busy, expire)
+            timer = loop.call_later(clock.busy - busy, again[0])
             busy = clock.busy
             return
         if settle is not None and settle():  # the runs just settled resume first: this one's, if among them
@@ -347,6 +347,9 @@ async def bounded(
         nonlocal fired
         fired = True
         task.cancel()
+
+    again = [expire]  # how `expire` re-arms itself: through a list emptied at the end, not its own name,
+    # which would make it a cycle left for the collector every run
 
     def arm() -> None:
         nonlocal timer
@@ -366,7 +369,7 @@ async def bounded(
             later[0] = None
         if timer is not None:
             timer.cancel()
-        del expire, fire  # `expire` names itself (its re-arming): a cycle, else one for the collector a run
+        again.clear()
     if fired:  # the agent swallowed our cancellation and returned late
         _still_cancelling(task)
         raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}")
