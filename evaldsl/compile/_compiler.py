@@ -37,6 +37,7 @@ from ._model import (
     LazyCases,
     SuiteCases,
 )
+from ._positions import ByPosition
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
 from ._values import to_python, to_text
@@ -439,9 +440,11 @@ def _made(compiled: CompiledCase | None, i: int, filename: str) -> CompiledCase:
     return compiled
 
 
-class _Keys(Sequence[tuple[str, str]]):
+class _Keys(ByPosition[tuple[str, str]]):
     """(file, name) of each row's case: one file for all, the names UTF-8 in one buffer with
     where each ends (about 8 bytes a row beside the name, where a list of strings took about 60)."""
+
+    what = "key"
 
     def __init__(self, file: str, names: list[str]) -> None:
         self.file = file
@@ -458,13 +461,7 @@ class _Keys(Sequence[tuple[str, str]]):
         ends = self._ends
         return self._names[ends[i - 1] if i else 0:ends[i]].decode("utf-8", "surrogatepass")
 
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [(self.file, self._name(j)) for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("key index out of range")
+    def _at(self, i: int) -> tuple[str, str]:
         return self.file, self._name(i)
 
     def __iter__(self) -> Iterator[tuple[str, str]]:

@@ -17,12 +17,13 @@ import math
 import re
 import stat
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from ..syntax import _ast as a
 from ._errors import CompileProblem
+from ._positions import ByPosition
 
 Row = dict[str, Any]  # column name -> value node
 MAX_NESTING = 64  # arrays and objects in an examples file, as in a suite (docs/language.md 9.2)
@@ -115,9 +116,11 @@ def _json_records(text: str, suffix: str, data: _DataFile, source: a.String) -> 
     return lines  # type: ignore[return-value]
 
 
-class _Lines(Sequence[bytes]):
+class _Lines(ByPosition[bytes]):
     """The lines of a .jsonl file, UTF-8 in one buffer with where each ends: about 8 bytes a line
     beside its text, where a list of strings took about 60."""
+
+    what = "line"
 
     def __init__(self) -> None:
         self._text = bytearray()
@@ -130,12 +133,8 @@ class _Lines(Sequence[bytes]):
     def __len__(self) -> int:
         return len(self._ends)
 
-    def __getitem__(self, i: int) -> bytes:  # type: ignore[override]
+    def _at(self, i: int) -> bytes:
         ends = self._ends
-        if i < 0:
-            i += len(ends)
-        if not 0 <= i < len(ends):
-            raise IndexError("line index out of range")
         return bytes(self._text[ends[i - 1] if i else 0:ends[i]])
 
     def __iter__(self) -> Iterator[bytes]:
@@ -154,7 +153,7 @@ def _not_objects(source: a.String) -> CompileProblem:
     return CompileProblem(f"examples file {source.value} must hold one or more objects", source, code="E215")
 
 
-class FileRows(Sequence[Row]):
+class FileRows(ByPosition[Row]):
     """The rows of an examples file, read and checked once; each row's values are made when it is wanted.
 
     What is kept per row is its text (a .jsonl line), its cells (.csv) or its
@@ -162,21 +161,15 @@ class FileRows(Sequence[Row]):
     rows are used, one at a time.
     """
 
+    what = "row"
+
     def __init__(self, records: list[Any], make: Callable[[int, Any], Row]) -> None:
         self._records, self._make = records, make
 
     def __len__(self) -> int:
         return len(self._records)
 
-    @overload
-    def __getitem__(self, i: int) -> Row: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Row]: ...
-    def __getitem__(self, i: int | slice) -> Row | list[Row]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self._records)
+    def _at(self, i: int) -> Row:
         return self._make(i, self._records[i])
 
     def __iter__(self) -> Iterator[Row]:

@@ -11,9 +11,10 @@ from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 from ..artifacts import RunArtifacts
+from ._positions import ByPosition
 
 
 @dataclass(frozen=True)
@@ -175,26 +176,10 @@ class CompiledCase:
         return any(e.needs_judge for e in self.expectations)
 
 
-class _MadeWhenRead(Sequence[CompiledCase]):
-    """Cases that a sequence makes when they are read (`LazyCases`, `SuiteCases`): positions and slices here."""
+class _MadeWhenRead(ByPosition[CompiledCase]):
+    """Cases that a sequence makes when they are read (`LazyCases`, `SuiteCases`)."""
 
-    def _at(self, i: int) -> CompiledCase:
-        """The case at position ``i``, 0 <= i < len(self)."""
-        raise NotImplementedError
-
-    @overload
-    def __getitem__(self, i: int) -> CompiledCase: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[CompiledCase]: ...
-    def __getitem__(self, i: int | slice) -> CompiledCase | list[CompiledCase]:
-        if isinstance(i, slice):
-            return [self._at(j) for j in range(*i.indices(len(self)))]
-        count = len(self)
-        if i < 0:
-            i += count
-        if not 0 <= i < count:
-            raise IndexError("case index out of range")
-        return self._at(i)
+    what = "case"
 
 
 class LazyCases(_MadeWhenRead):

@@ -388,13 +388,6 @@ def _failure_body(case: CaseResult) -> str:
     head = f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}"
     runs = case.runs
     n = len(runs)
-    if n == 1 and runs[0].error is None:  # the common failure: one run, some expectations failed
-        lines = [head]
-        for label_, where, detail, _ in failed_expectations(case):
-            lines.append(f"  x expect {label_}  ({where})")
-            if detail:
-                lines.append("      " + (detail.replace("\n", "\n      ") if "\n" in detail else detail))
-        return "\n".join(lines)
     if n > 1:
         passed = sum(r.passed for r in runs)
         head += f"  ({passed}/{n} runs passed, needed {case.required_pass_rate:.0%})"

@@ -343,3 +343,28 @@ def test_selecting_sharding_and_resuming_rows_keeps_them_made_when_read(tmp_path
     left = picked(lazy, [29, 3, 4])
     assert [c.name for c in left] == ["row 29", "row 3", "row 4"] and left[-1].prompt == "What is 4 + 2?"
     assert [c.name for c in picked(eager, [29, 3])] == ["row 29", "row 3"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(), max_size=8), st.integers(-10, 10), st.integers(-10, 10) | st.none(),
+       st.integers(-10, 10) | st.none(), st.sampled_from([1, 2, -1, -3]))
+def test_items_made_by_position_index_and_slice_as_a_list_does(items: list[int], i: int, start: int | None,
+                                                                stop: int | None, step: int) -> None:
+    """The base of the compiler's made-when-read sequences (cases, rows, lines, keys) indexes as a list."""
+    from evaldsl.compile._positions import ByPosition
+
+    class Doubled(ByPosition[int]):
+        def __len__(self) -> int:
+            return len(items)
+
+        def _at(self, j: int) -> int:
+            return 2 * items[j]
+
+    made, doubled = Doubled(), [2 * x for x in items]
+    assert made[start:stop:step] == doubled[start:stop:step]
+    if -len(items) <= i < len(items):
+        assert made[i] == doubled[i]
+    else:
+        with pytest.raises(IndexError, match="item index out of range"):
+            made[i]
+    assert list(made) == doubled
