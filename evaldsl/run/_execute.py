@@ -77,11 +77,7 @@ from ._safe import (
     safe_text,
     text_ok,
 )
-from ._threads import DaemonPool
-
-
-class RunTimeout(TimeoutError):
-    """A run (or a judge) did not finish within the case's timeout."""
+from ._threads import DaemonPool, RunTimeout
 
 
 class NoJudge(RuntimeError):
@@ -105,13 +101,19 @@ async def execute_run(
     start = time.perf_counter()
     busy = clock.busy
     try:
-        if subject.setup is None and not subject.context and subject.run_is_async:  # _invoke's work, fewer frames
-            work = _timed_async(subject.run, case.prompt)
-        elif subject.setup is None and not subject.context:
-            work = _invoke_plain(subject, case, pool, ())
+        if subject.setup is None and not subject.context and not subject.run_is_async:  # a plain sync agent:
+            raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt)  # its job,
+            world = None  # timed by the pool (`_threads`): no timer, no coroutine around it
+            if inspect.isawaitable(raw):  # a sync callable handing back an awaitable, for the time left
+                left = timeout - (time.perf_counter() - start) + (clock.busy - busy)
+                raw, latency = await bounded(_settle(raw, latency), max(0.0, left), clock=clock,
+                                             settle=pool.settle)
         else:
-            work = _invoke(subject, case, pool, index)
-        raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
+            if subject.setup is None and not subject.context:  # _invoke's work, fewer frames
+                work = _timed_async(subject.run, case.prompt)
+            else:
+                work = _invoke(subject, case, pool, index)
+            raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"

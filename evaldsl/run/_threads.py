@@ -34,6 +34,13 @@ bursts, each crossing once:
   settled within milliseconds; and a run's timeout settles the inbox before
   it decides the agent did not finish (`settle`; its latency was measured
   on the worker).
+
+A plain sync agent's job carries its run's deadline (`submit_bounded`): the
+inbox keeps it and its looks end the job's future with `RunTimeout` when it
+is due (after settling what came back), so a run that is back at once costs
+no timer, no closure and no coroutine around the future; `_execute.bounded`
+is for the runs whose work goes on past their job (harnesses, a sync agent
+that returns a coroutine).
 """
 
 from __future__ import annotations
@@ -45,7 +52,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ._control import LoopClock
 from ._safe import exception_text
+
+
+class RunTimeout(TimeoutError):
+    """A run (or a judge) did not finish within the case's timeout."""
 
 _Job = tuple[contextvars.Context, Callable[..., Any], tuple[Any, ...], asyncio.Future, "_Inbox"]
 
@@ -78,6 +90,18 @@ class DaemonPool:
         if not inbox.release_due:
             inbox.release_due = True
             loop.call_soon(inbox.release)
+        return future
+
+    def submit_bounded(self, timeout: float, clock: LoopClock, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+        """`submit`, with the job's future ended by `RunTimeout` once ``timeout`` seconds have passed
+        (plus the scoring time ``clock`` counts meanwhile, as `_execute.bounded` gives) and it is still out.
+
+        The deadline is checked at the loop's looks at its jobs, each scheduled no later than the
+        earliest deadline; results already back are settled first, so a run that finished in time
+        is never timed out by a late look."""
+        future = self.submit(fn, *args)
+        inbox = self._inboxes[asyncio.get_running_loop()]
+        inbox.deadlines[future] = (inbox.loop_time() + timeout, clock.busy, clock, timeout)
         return future
 
     def arm_later(self, future: asyncio.Future, arm: Callable[[], None]) -> list[Callable[[], None] | None] | None:
@@ -210,11 +234,17 @@ class _Inbox:
         runs still waiting at the second look after they were asked for (the first may come at once)."""
         self._aging: list[list[Callable[[], None] | None]] = []
         """`unarmed` as the last look found it."""
+        self.deadlines: dict[asyncio.Future, tuple[float, float, LoopClock, float]] = {}
+        """The out jobs' deadlines (`DaemonPool.submit_bounded`): loop time, and the clock's busy seconds then."""
+        self.loop_time = loop.time
 
     def release(self) -> None:
         """Called on the loop once the callbacks that submitted jobs have run: hand them to the workers."""
         self.release_due = False
         jobs = [job for job in self.outgoing if not job[3].done()]  # a cancelled run's job is not started
+        if len(jobs) < len(self.outgoing) and self.deadlines:
+            for job in self.outgoing:
+                self.deadlines.pop(job[3], None)
         self.outgoing.clear()
         if not jobs:
             return
@@ -261,16 +291,40 @@ class _Inbox:
             self._period = _POLL_S[0]
         else:
             self._period = min(self._period * 2, _POLL_S[1])
+        wait = self._expire() if self.deadlines else self._period
         if self._out > 0 or self._aging:
-            self._poll = self._loop.call_later(self._period, self._look)
+            self._poll = self._loop.call_later(min(wait, self._period), self._look)
+
+    def _expire(self) -> float:
+        """End the jobs past their deadline with `RunTimeout` (what came back is settled first); the
+        seconds until the next deadline."""
+        now = self._loop.time()
+        due = []
+        wait = _POLL_S[1]
+        for future, (deadline, busy, clock, _) in self.deadlines.items():
+            left = deadline + (clock.busy - busy) - now  # other cases' scoring meanwhile is given back
+            if left <= 0:
+                due.append(future)
+            else:
+                wait = min(wait, left)
+        if due:
+            if self.results:
+                self.drain()  # a result back in time is taken, not timed out
+            for future in due:
+                entry = self.deadlines.pop(future, None)
+                if entry is not None and not future.done():
+                    future.set_exception(RunTimeout(f"the agent did not finish within {entry[3]:g}s"))
+        return wait
 
     def drain(self) -> None:
         """Called on the loop: settle every finished job."""
         self._wake_pending = False  # before popping: a job posted from now on schedules a new drain
-        results = self.results
+        results, deadlines = self.results, self.deadlines
         while results:
             future, value, exc = results.popleft()
             self._out -= 1
+            if deadlines:
+                deadlines.pop(future, None)
             if future.done():  # abandoned after a timeout, or cancelled
                 continue
             if isinstance(exc, StopIteration):  # futures refuse StopIteration

@@ -342,6 +342,24 @@ def test_slow_scoring_does_not_make_other_cases_time_out() -> None:
     assert {c.name: c.status for c in report.cases} == {c.name: "passed" for c in cases}
 
 
+def test_slow_scoring_gives_a_sync_agents_runs_their_time_back() -> None:
+    """A plain sync agent's deadline is kept by the worker pool: it is put off by the scoring that held
+    the loop while the agent ran, as an async agent's timer is."""
+    def slow_check(ctx: Any) -> Outcome:
+        time.sleep(0.6)  # holds the loop past the other cases' 0.5 s timeout
+        return Outcome(1.0)
+
+    def agent(prompt: str) -> RunArtifacts:
+        # back once the loop is free again, past its 0.5 s but within 0.5 s + the 0.6 s of scoring
+        time.sleep(0.01 if prompt == "slow" else 0.85)
+        return RunArtifacts(final_text="ok")
+
+    slow = CompiledExpectation("slow", "t.evl", 2, slow_check)
+    cases = [_case("slow", slow, timeout_s=30.0)] + [_case(f"fast {i}", timeout_s=0.5) for i in range(4)]
+    report = run_suite(agent, cases, concurrency=5)
+    assert {c.name: c.status for c in report.cases} == {c.name: "passed" for c in cases}
+
+
 # ---- regex matching is bounded --------------------------------------------------------
 
 

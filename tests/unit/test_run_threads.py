@@ -150,3 +150,70 @@ def test_a_timeout_settles_a_held_result_before_deciding(monkeypatch: pytest.Mon
     assert asyncio.run(main(settle=True)) == "returned"
     release.clear()
     assert asyncio.run(main(settle=False)) == "timed out"  # what the settle saves it from
+
+
+def test_a_bounded_job_past_its_deadline_ends_with_run_timeout_and_is_forgotten() -> None:
+    from evaldsl.run._control import LoopClock
+    from evaldsl.run._threads import RunTimeout
+
+    release = threading.Event()
+
+    async def main() -> tuple[str, str, int]:
+        pool = DaemonPool()
+        clock = LoopClock()
+        hung = pool.submit_bounded(0.05, clock, lambda: release.wait(10))
+        quick = pool.submit_bounded(5.0, clock, lambda: "quick")
+        try:
+            await hung
+            outcome = "returned"
+        except RunTimeout as exc:
+            outcome = str(exc)
+        answer = await quick
+        inbox = pool._inboxes[asyncio.get_running_loop()]
+        release.set()
+        return outcome, answer, len(inbox.deadlines)
+
+    outcome, answer, kept = asyncio.run(main())
+    assert outcome == "the agent did not finish within 0.05s" and answer == "quick"
+    assert kept == 0  # neither the timed-out job nor the finished one is remembered
+
+
+def test_a_bounded_job_back_in_time_is_settled_before_its_deadline_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first job returns at once, but its worker goes on to a job that blocks, holding the wake: the
+    loop's first look comes after the deadline, and settles the held result before it times anything out."""
+    from evaldsl.run import _threads
+    from evaldsl.run._control import LoopClock
+
+    monkeypatch.setattr(_threads, "_POLL_S", (0.3, 0.3))
+    release = threading.Event()
+
+    async def main() -> str:
+        pool = DaemonPool()
+        first = pool.submit_bounded(0.05, LoopClock(), lambda: "returned")
+        pool.submit(lambda: release.wait(10))
+        try:
+            return await first
+        finally:
+            release.set()
+
+    assert asyncio.run(main()) == "returned"
+
+
+def test_a_bounded_job_gets_the_loops_scoring_time_back() -> None:
+    """Seconds the loop spends scoring other cases while a job is out (the `LoopClock`) extend its deadline."""
+    from evaldsl.run._control import LoopClock
+    from evaldsl.run._threads import RunTimeout
+
+    async def main() -> str:
+        pool = DaemonPool()
+        clock = LoopClock()
+        job = pool.submit_bounded(0.2, clock, lambda: (time.sleep(0.4), "late but given back")[1])
+        await asyncio.sleep(0.01)
+        time.sleep(0.3)  # noqa: ASYNC251 - scoring that holds the loop, counted as such
+        clock.busy += 0.3
+        try:
+            return await job
+        except RunTimeout:
+            return "timed out"
+
+    assert asyncio.run(main()) == "late but given back"
