@@ -59,6 +59,7 @@ from ._safe import exception_text
 class RunTimeout(TimeoutError):
     """A run (or a judge) did not finish within the case's timeout."""
 
+
 _Job = tuple[contextvars.Context, Callable[..., Any], tuple[Any, ...], asyncio.Future, "_Inbox"]
 
 _POLL_S = (0.001, 0.016)
@@ -235,7 +236,8 @@ class _Inbox:
         self._aging: list[list[Callable[[], None] | None]] = []
         """`unarmed` as the last look found it."""
         self.deadlines: dict[asyncio.Future, tuple[float, float, LoopClock, float]] = {}
-        """The out jobs' deadlines (`DaemonPool.submit_bounded`): loop time, and the clock's busy seconds then."""
+        """The out jobs' deadlines (`DaemonPool.submit_bounded`): (loop time, the clock's busy seconds at
+        submission, the clock, the timeout)."""
         self.loop_time = loop.time
 
     def release(self) -> None:
