@@ -97,6 +97,7 @@ figures: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
 for _ in range(REPEATS):
     for name, run in ways.items():  # interleaved
         figures[name].append(measure(run))
-print(f"{N} cases x 5 checks, -j {J}, looks every {POLL:g} s, least of {REPEATS}: us CPU a case (context switches a case)")
+print(f"{N} cases x 5 checks, -j {J}, looks every {POLL:g} s, least of {REPEATS}: "
+      "us CPU a case (context switches a case)")
 for name, runs in figures.items():
     print(f"  {name:16} {min(runs)[0]:6.1f} ({min(runs)[1]:.2f})")
