@@ -44,8 +44,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import time
-import types
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -62,8 +61,9 @@ from ..compile._model import (
 )
 from ..compile._regex import disarm as disarm_matches
 from ..compile._regex import set_match_limit
+from ._bounded import bounded, seconds_text
 from ._context import CaseContext, with_recorded_calls
-from ._control import LoopClock, forget_cancel, runner_cancelling, withdraw_timer_cancel
+from ._control import LoopClock, forget_cancel, runner_cancelling
 from ._protocols import Subject
 from ._record import ErrorInfo, ExpectationResult, RunResult
 from ._safe import (
@@ -116,7 +116,7 @@ async def execute_run(
             raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
     except RunTimeout:
         how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
-        message = f"the agent did not finish within {_seconds(timeout)} (the case's timeout); the run was {how}"
+        message = f"the agent did not finish within {seconds_text(timeout)} (the case's timeout); the run was {how}"
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
     except asyncio.CancelledError as exc:
         if runner_cancelling():
@@ -290,123 +290,6 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-async def bounded(
-    awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None,
-    settle: Callable[[], bool] | None = None, pool: DaemonPool | None = None,
-) -> Any:
-    """Await ``awaitable`` in the current task for at most ``timeout`` seconds, else raise `RunTimeout`.
-
-    A timer cancels the current task, as `asyncio.timeout` does (which needs
-    Python 3.11); the cancellation reaches whatever is awaited: an async
-    agent's coroutine is cancelled, a thread's future is dropped (the thread
-    is abandoned). No extra task is made, so a run that finishes at once
-    costs no extra trips through the event loop, and a coroutine that
-    returns without suspending (an agent that answers at once) arms no
-    timer at all: its first step is taken before the timer is set, for the
-    same deadline (it could not have fired during that step). An async agent that
-    swallows `CancelledError` keeps its worker until it returns; its run is
-    still reported as a timeout. When the timer is due, the time the loop
-    spent scoring other cases meanwhile (``clock``) is added to it once more,
-    so that other cases' scoring does not count against this timeout.
-    ``settle`` (the pool's) is called before the timer decides: a sync
-    agent's result that a worker is holding back (`_threads`) is settled
-    first, and if it was this run's, the run ends before the timer fires.
-    With ``pool``, a coroutine whose first step handed a job to it (a sync
-    agent) has its timer armed at the pool's next look at its jobs, and
-    only if it is still waiting then (`DaemonPool.arm_later`): a burst of
-    instant sync runs sets no timers.
-
-    A `CancelledError` that neither this timer nor anybody else asked for
-    (the agent raised it) propagates; `execute_run` records it.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    busy = clock.busy if clock is not None else 0.0
-    step: Any = None
-    if type(awaitable) is _Coroutine:  # its first step is taken here: an agent that returns at once needs no timer
-        try:
-            step = awaitable.send(None)  # type: ignore[union-attr]
-        except StopIteration as stop:
-            return stop.value  # (one that blocked the loop past its timeout is caught by `execute_run`)
-        awaitable = _resume(awaitable, step)  # type: ignore[arg-type]
-    task = asyncio.current_task()
-    assert task is not None
-    fired = False
-    timer: asyncio.TimerHandle | None = None
-
-    def expire() -> None:
-        nonlocal fired, busy, timer
-        if clock is not None and clock.busy > busy:  # other cases' scoring held the loop: give the time back
-            timer = loop.call_later(clock.busy - busy, again[0])
-            busy = clock.busy
-            return
-        if settle is not None and settle():  # the runs just settled resume first: this one's, if among them
-            timer = loop.call_soon(fire)  # type: ignore[assignment]
-            return
-        fire()
-
-    def fire() -> None:
-        nonlocal fired
-        fired = True
-        task.cancel()
-
-    again = [expire]  # how `expire` re-arms itself: through a list emptied at the end, not its own name,
-    # which would make it a cycle left for the collector every run
-
-    def arm() -> None:
-        nonlocal timer
-        timer = loop.call_at(deadline, expire)
-
-    later = pool.arm_later(step, arm) if pool is not None and isinstance(step, asyncio.Future) else None
-    if later is None:
-        arm()
-    try:
-        result = await awaitable
-    except asyncio.CancelledError:
-        if not fired or _still_cancelling(task):
-            raise  # Ctrl-C, -x, or the agent's own CancelledError: not ours to swallow
-        raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}") from None
-    finally:
-        if later is not None:
-            later[0] = None
-        if timer is not None:
-            timer.cancel()
-        again.clear()
-    if fired:  # the agent swallowed our cancellation and returned late
-        _still_cancelling(task)
-        raise RunTimeout(f"the {what} did not finish within {_seconds(timeout)}")
-    return result
-
-
-_Coroutine = types.CoroutineType
-
-
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, Any], step: Any) -> Generator[Any, Any, Any]:
-    """Go on awaiting ``coro``, whose first step (which yielded ``step``) `bounded` took itself:
-    what ``await coro`` does from there (sends, throws, close), without starting it again."""
-    while True:
-        thrown: BaseException | None = None
-        try:
-            sent = yield step
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:  # a cancellation, thrown in by the task: the coroutine's to handle
-            thrown = exc
-        try:
-            step = coro.send(sent) if thrown is None else coro.throw(thrown)
-        except StopIteration as stop:
-            return stop.value
-        finally:
-            del thrown
-
-
-def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
-    """Withdraw our own cancel request; True when someone else's is still pending."""
-    return withdraw_timer_cancel(task)
-
-
 def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:
     """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`).
 
@@ -520,7 +403,7 @@ def _own_time(subject: Subject, start: float, stolen: float) -> float:
 
 def _blocked_loop(timeout: float, elapsed: float) -> ErrorInfo:
     message = (
-        f"the agent did not finish within {_seconds(timeout)} (the case's timeout): it took "
+        f"the agent did not finish within {seconds_text(timeout)} (the case's timeout): it took "
         f"{elapsed:.2g}s and blocked the event loop past the timeout, so the run could not be "
         "cancelled in time (a blocking call inside `async def`?)"
     )
@@ -536,10 +419,6 @@ def _product(values: Any) -> float:
     for v in values:
         result *= v
     return result
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g}s"
 
 
 def _short(exc: ValidationError) -> str:

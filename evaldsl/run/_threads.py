@@ -38,7 +38,7 @@ bursts, each crossing once:
 A plain sync agent's job carries its run's deadline (`submit_bounded`): the
 inbox keeps it and its looks end the job's future with `RunTimeout` when it
 is due (after settling what came back), so a run that is back at once costs
-no timer, no closure and no coroutine around the future; `_execute.bounded`
+no timer, no closure and no coroutine around the future; `_bounded.bounded`
 is for the runs whose work goes on past their job (harnesses, a sync agent
 that returns a coroutine).
 """
@@ -95,7 +95,7 @@ class DaemonPool:
 
     def submit_bounded(self, timeout: float, clock: LoopClock, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
         """`submit`, with the job's future ended by `RunTimeout` once ``timeout`` seconds have passed
-        (plus the scoring time ``clock`` counts meanwhile, as `_execute.bounded` gives) and it is still out.
+        (plus the scoring time ``clock`` counts meanwhile, as `_bounded.bounded` gives) and it is still out.
 
         The deadline is checked at the loop's looks at its jobs, each scheduled no later than the
         earliest deadline; results already back are settled first, so a run that finished in time

@@ -131,7 +131,8 @@ def test_a_timeout_settles_a_held_result_before_deciding(monkeypatch: pytest.Mon
     """The loop's looks are turned off here, so only the timeout's own `settle` can save the first run:
     its agent returned at once, its worker went on to a job that blocks, holding the wake."""
     from evaldsl.run import _threads
-    from evaldsl.run._execute import RunTimeout, bounded
+    from evaldsl.run._bounded import bounded
+    from evaldsl.run._threads import RunTimeout
 
     monkeypatch.setattr(_threads, "_POLL_S", (3600.0, 3600.0))
     release = threading.Event()
