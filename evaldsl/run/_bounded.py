@@ -92,9 +92,9 @@ async def bounded(
     try:
         result = await awaitable
     except asyncio.CancelledError:
-        if not fired or _still_cancelling(task):
+        if not fired or withdraw_timer_cancel(task):  # True: someone else's cancel request is still pending
             raise  # Ctrl-C, -x, or the agent's own CancelledError: not ours to swallow
-        raise RunTimeout(f"the {what} did not finish within {seconds_text(timeout)}") from None
+        raise RunTimeout.after(timeout, what) from None
     finally:
         if later is not None:
             later[0] = None
@@ -102,8 +102,8 @@ async def bounded(
             timer.cancel()
         again.clear()
     if fired:  # the agent swallowed our cancellation and returned late
-        _still_cancelling(task)
-        raise RunTimeout(f"the {what} did not finish within {seconds_text(timeout)}")
+        withdraw_timer_cancel(task)
+        raise RunTimeout.after(timeout, what)
     return result
 
 
@@ -129,13 +129,3 @@ def _resume(coro: Coroutine[Any, Any, Any], step: Any) -> Generator[Any, Any, An
             return stop.value
         finally:
             del thrown
-
-
-def _still_cancelling(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
-    """Withdraw our own cancel request; True when someone else's is still pending."""
-    return withdraw_timer_cancel(task)
-
-
-def seconds_text(value: float) -> str:
-    """A timeout as messages show it: ``0.05s``, ``30s``."""
-    return f"{value:g}s"

@@ -61,7 +61,7 @@ from ..compile._model import (
 )
 from ..compile._regex import disarm as disarm_matches
 from ..compile._regex import set_match_limit
-from ._bounded import bounded, seconds_text
+from ._bounded import bounded
 from ._context import CaseContext, with_recorded_calls
 from ._control import LoopClock, forget_cancel, runner_cancelling
 from ._protocols import Subject
@@ -77,7 +77,7 @@ from ._safe import (
     safe_text,
     text_ok,
 )
-from ._threads import DaemonPool, RunTimeout
+from ._threads import DaemonPool, RunTimeout, seconds_text
 
 
 class NoJudge(RuntimeError):

@@ -59,6 +59,15 @@ from ._safe import exception_text
 class RunTimeout(TimeoutError):
     """A run (or a judge) did not finish within the case's timeout."""
 
+    @classmethod
+    def after(cls, timeout: float, what: str = "agent") -> RunTimeout:
+        return cls(f"the {what} did not finish within {seconds_text(timeout)}")
+
+
+def seconds_text(value: float) -> str:
+    """A timeout as messages show it: ``0.05s``, ``30s``."""
+    return f"{value:g}s"
+
 
 _Job = tuple[contextvars.Context, Callable[..., Any], tuple[Any, ...], asyncio.Future, "_Inbox"]
 
@@ -82,16 +91,7 @@ class DaemonPool:
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
         """Run ``fn(*args)`` on a worker; the future resolves on the running loop."""
-        loop = asyncio.get_running_loop()
-        inbox = self._inboxes.get(loop)
-        if inbox is None:
-            inbox = self._inboxes[loop] = _Inbox(loop, self)
-        future = loop.create_future()
-        inbox.outgoing.append((contextvars.copy_context(), fn, args, future, inbox))
-        if not inbox.release_due:
-            inbox.release_due = True
-            loop.call_soon(inbox.release)
-        return future
+        return self._submit(asyncio.get_running_loop(), fn, args)[0]
 
     def submit_bounded(self, timeout: float, clock: LoopClock, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
         """`submit`, with the job's future ended by `RunTimeout` once ``timeout`` seconds have passed
@@ -100,10 +100,22 @@ class DaemonPool:
         The deadline is checked at the loop's looks at its jobs, each scheduled no later than the
         earliest deadline; results already back are settled first, so a run that finished in time
         is never timed out by a late look."""
-        future = self.submit(fn, *args)
-        inbox = self._inboxes[asyncio.get_running_loop()]
-        inbox.deadlines[future] = (inbox.loop_time() + timeout, clock.busy, clock, timeout)
+        loop = asyncio.get_running_loop()
+        future, inbox = self._submit(loop, fn, args)
+        inbox.deadlines[future] = (loop.time() + timeout, clock.busy, clock, timeout)
         return future
+
+    def _submit(self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], args: tuple[Any, ...]
+                ) -> tuple[asyncio.Future, _Inbox]:
+        inbox = self._inboxes.get(loop)
+        if inbox is None:
+            inbox = self._inboxes[loop] = _Inbox(loop, self)
+        future = loop.create_future()
+        inbox.outgoing.append((contextvars.copy_context(), fn, args, future, inbox))
+        if not inbox.release_due:
+            inbox.release_due = True
+            loop.call_soon(inbox.release)
+        return future, inbox
 
     def arm_later(self, future: asyncio.Future, arm: Callable[[], None]) -> list[Callable[[], None] | None] | None:
         """Have ``arm`` (a run's timeout timer) called at the running loop's next look at its jobs, when
@@ -238,15 +250,15 @@ class _Inbox:
         self.deadlines: dict[asyncio.Future, tuple[float, float, LoopClock, float]] = {}
         """The out jobs' deadlines (`DaemonPool.submit_bounded`): (loop time, the clock's busy seconds at
         submission, the clock, the timeout)."""
-        self.loop_time = loop.time
 
     def release(self) -> None:
         """Called on the loop once the callbacks that submitted jobs have run: hand them to the workers."""
         self.release_due = False
         jobs = [job for job in self.outgoing if not job[3].done()]  # a cancelled run's job is not started
-        if len(jobs) < len(self.outgoing) and self.deadlines:
+        if len(jobs) < len(self.outgoing) and self.deadlines:  # the dropped ones' deadlines go with them
             for job in self.outgoing:
-                self.deadlines.pop(job[3], None)
+                if job[3].done():
+                    self.deadlines.pop(job[3], None)
         self.outgoing.clear()
         if not jobs:
             return
@@ -315,7 +327,7 @@ class _Inbox:
             for future in due:
                 entry = self.deadlines.pop(future, None)
                 if entry is not None and not future.done():
-                    future.set_exception(RunTimeout(f"the agent did not finish within {entry[3]:g}s"))
+                    future.set_exception(RunTimeout.after(entry[3]))
         return wait
 
     def drain(self) -> None:

@@ -218,3 +218,25 @@ def test_a_bounded_job_gets_the_loops_scoring_time_back() -> None:
             return "timed out"
 
     assert asyncio.run(main()) == "late but given back"
+
+
+def test_a_job_cancelled_before_it_is_handed_over_leaves_its_burst_its_deadlines() -> None:
+    """A cancelled run's job is not started; the other jobs handed over with it still time out."""
+    from evaldsl.run._control import LoopClock
+    from evaldsl.run._threads import RunTimeout
+
+    release = threading.Event()
+
+    async def main() -> str:
+        pool = DaemonPool()
+        clock = LoopClock()
+        hung = pool.submit_bounded(0.05, clock, lambda: release.wait(3) and "returned late")
+        pool.submit_bounded(5.0, clock, lambda: "never started").cancel()  # before the burst is handed over
+        try:
+            return str(await hung)
+        except RunTimeout:
+            return "timed out"
+        finally:
+            release.set()
+
+    assert asyncio.run(main()) == "timed out"
