@@ -100,11 +100,13 @@ async def execute_run(
     set_match_limit(timeout)  # for the agent's mock-tool `when` patterns too (the context reaches its thread)
     start = time.perf_counter()
     busy = clock.busy
+    on_loop = subject.run_is_async  # what a timeout stops runs on the loop (cancelled), else on a thread
     try:
         if subject.setup is None and not subject.context and not subject.run_is_async:  # a plain sync agent:
             raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt)  # its job,
             world = None  # timed by the pool (`_threads`): no timer, no coroutine around it
             if inspect.isawaitable(raw):  # a sync callable handing back an awaitable, for the time left
+                on_loop = True
                 left = timeout - (time.perf_counter() - start) + (clock.busy - busy)
                 raw, latency = await bounded(_settle(raw, latency), max(0.0, left), clock=clock,
                                              settle=pool.settle)
@@ -115,7 +117,7 @@ async def execute_run(
                 work = _invoke(subject, case, pool, index)
             raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
     except RunTimeout:
-        how = "cancelled" if subject.run_is_async else "abandoned (a sync agent cannot be stopped)"
+        how = "cancelled" if on_loop else "abandoned (a sync agent cannot be stopped)"
         message = f"the agent did not finish within {seconds_text(timeout)} (the case's timeout); the run was {how}"
         return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
     except asyncio.CancelledError as exc:

@@ -484,6 +484,7 @@ def test_a_sync_agent_whose_returned_coroutine_hangs_still_times_out() -> None:
     run = report.cases[0].runs[0]
     assert report.cases[0].status == "error"
     assert run.error is not None and run.error.type == "TimeoutError" and "0.2s" in run.error.message
+    assert run.error.message.endswith("the run was cancelled")  # its coroutine ran on the loop, and was stopped
 
 
 def test_instant_sync_runs_arm_no_timers(monkeypatch: pytest.MonkeyPatch) -> None:
