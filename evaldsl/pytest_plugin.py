@@ -41,7 +41,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the agent to run .evl cases against (an object with run(), a class or a function)")
     group.addoption("--evl-harness", metavar="MODULE:ATTR",
                     help="a harness (setup + run(instruction, world)) to run .evl cases against")
+    group.addoption("--evl-root", metavar="DIR",
+                    help="refuse `use` and `examples from` paths outside DIR (for suites you did not write; "
+                         "ini: evl_root, relative to the rootdir)")
     parser.addini("evl", type="bool", default=False, help="collect .evl files (as --evl)")
+    parser.addini("evl_root", "as --evl-root, a folder relative to the rootdir", default="")
     parser.addini("evl_agent", help="as --evl-agent, MODULE:ATTR")
     parser.addini("evl_harness", help="as --evl-harness, MODULE:ATTR")
     _add_model_options(parser, group)
@@ -167,7 +171,7 @@ class EvlFile(pytest.File):
         except ValueError:
             shown = self.path
         try:
-            suite = compile_file(shown if not shown.is_absolute() else self.path)
+            suite = compile_file(shown if not shown.is_absolute() else self.path, root=_root(self.config))
         except EvlError as exc:
             raise EvlCollectError(exc.render()) from None
         items: list[pytest.Item] = []
@@ -187,6 +191,18 @@ class EvlFile(pytest.File):
         if isinstance(excinfo.value, EvlCollectError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+def _root(config: pytest.Config) -> Path | None:
+    """The folder `use` and `examples from` must stay inside (`--evl-root`, else the ini's `evl_root`).
+
+    A command-line path is read from where pytest was started, as any other; the ini's from the rootdir,
+    where the ini file is."""
+    given = config.getoption("--evl-root")
+    if given:
+        return (config.invocation_params.dir / given).resolve()
+    ini = config.getini("evl_root")
+    return (config.rootpath / ini).resolve() if ini else None
 
 
 def _make_test(case: Any) -> Any:

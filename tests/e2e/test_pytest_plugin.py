@@ -206,3 +206,30 @@ def test_malformed_file_is_a_collection_error_with_the_diagnostic(pytester: pyte
     result.stdout.fnmatch_lines(["error?E100?: unexpected `promt`", "*bad.evl:2:3*"])
     assert result.ret != 0
     result.assert_outcomes(errors=1)
+
+
+def _outside_project(pytester: pytest.Pytester) -> None:
+    """suites/s.evl reads a `use` file and an examples file from the folder above it."""
+    pytester.makepyfile(my_agent=AGENT)
+    (pytester.path / "outside.evl").write_text("tool calculator\n")
+    (pytester.path / "rows.csv").write_text("x\n4\n")
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "s.evl").write_text(
+        'use "../outside.evl"\ncase "adds $x"\n  prompt "2+2"\n  examples from "../rows.csv"\n'
+        '  expect final number is $x\n')
+
+
+def test_evl_root_refuses_paths_outside_it(pytester: pytest.Pytester) -> None:
+    _outside_project(pytester)
+    pytester.runpytest("--evl-agent", "my_agent:agent", "suites").assert_outcomes(passed=1)  # no root: allowed
+    refused = pytester.runpytest("--evl-agent", "my_agent:agent", "--evl-root", "suites", "suites")
+    refused.assert_outcomes(errors=1)
+    shown = refused.stdout.str()
+    assert "E230" in shown and "outside.evl is outside the root" in shown and "rows.csv is outside the root" in shown
+    assert "Traceback" not in shown
+    pytester.makeini("[pytest]\nevl_root = suites\n")  # the ini's folder is read from the rootdir
+    from_ini = pytester.runpytest("--evl-agent", "my_agent:agent", "suites")
+    from_ini.assert_outcomes(errors=1)
+    assert "outside the root" in from_ini.stdout.str()
+    widened = pytester.runpytest("--evl-agent", "my_agent:agent", "--evl-root", ".", "suites")  # the option wins
+    widened.assert_outcomes(passed=1)
