@@ -15,7 +15,9 @@ thread. Raise it with ``-j`` for fast or local backends.
 
 `-x` (exitfirst): after the first case that fails or errors, no new run
 starts, runs in flight are cancelled (async) or abandoned (sync), and the
-cases they belonged to are left out of the report. These cancellations are
+cases they belonged to are left out of the report. The run counts as stopped
+early (an incomplete record) only when a case was left out that way: if every
+case had already finished, the run is whole. These cancellations are
 the runner's own (`stop_task`); a `CancelledError` an agent, judge or
 predicate raises by itself is that run's error, so a case never vanishes.
 
@@ -107,11 +109,14 @@ async def schedule(
     # done; cases already in memory are gone over first, so skipped ones are reported before any run.
     ran = None if lazy else list(pending())
 
+    fed = [False]  # every unit was handed to a worker
+
     def units() -> Iterator[tuple[_Slot, int, int]]:
         for i, case in pending() if ran is None else ran:
             slot = slots[i] = _Slot(case)
             for r in range(len(slot.runs)):
                 yield slot, i, r
+        fed[0] = True
 
     todo = units()
     clock = LoopClock()
@@ -143,7 +148,9 @@ async def schedule(
 
     with serve_matches(asyncio.get_running_loop(), busy):  # regex matches of worker threads, time-limited here
         stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
-    return results, stopped
+    # -x stopped the run only if it left a case out: when every run had started and finished before
+    # the stop (instant agents, more workers than cases), every case is reported and the run is whole.
+    return results, stopped and not (fed[0] and not slots)
 
 
 async def _drive(coros: list) -> bool:  # type: ignore[type-arg]

@@ -303,6 +303,23 @@ def test_exitfirst_stops_after_the_first_failure() -> None:
     assert full.meta.complete is True
 
 
+def test_exitfirst_keeps_the_run_whole_when_every_case_had_finished() -> None:
+    """With more workers than cases and an agent that answers at once, every case is done before the
+    stop: the record has them all, so it is complete (nothing is left for --resume)."""
+
+    class Instant:
+        name = "instant"
+
+        async def run(self, prompt: str) -> RunArtifacts:
+            return RunArtifacts(final_text="no" if prompt == "b" else "ok")
+
+    report = run_suite(Instant(), [case("a"), case("b"), case("c")], concurrency=8, exitfirst=True)
+    assert statuses(report) == {"a": "passed", "b": "failed", "c": "passed"}
+    assert report.meta.complete is True
+    stopped = run_suite(Instant(), [case("a"), case("b"), case("c")], concurrency=1, exitfirst=True)
+    assert statuses(stopped) == {"a": "passed", "b": "failed"} and stopped.meta.complete is False
+
+
 def test_exitfirst_ignores_xfail() -> None:
     agent = ScriptedAgent({"a": "no", "b": "ok"})
     report = run_suite(agent, [case("a", xfail=""), case("b")], concurrency=1, exitfirst=True)
