@@ -37,6 +37,7 @@ def compile(
     predicates: Mapping[str, Any] | None = None,
     base_dir: str | Path | None = None,
     sources: Sources | None = None,
+    root: str | Path | None = None,
 ) -> CompiledSuite:
     """Compile .evl text or a parsed `Suite` into a `CompiledSuite` of runnable cases.
 
@@ -48,11 +49,13 @@ def compile(
         base_dir: folder for relative paths.
         sources: the texts of files that `use` lines reach, by path, read in place of the
             files on disk (a language server passes an editor's unsaved buffers).
+        root: when given, a `use` or `examples from` path outside this folder is an error
+            (E230), as `evaldsl check --root` and `load(path, root=...)`.
 
     Raises:
         EvlError: listing every error found.
     """
-    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir, sources=sources)
+    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir, sources=sources, root=root)
 
 
 def format(text: str, filename: str = "<string>", *, line_width: int = 100) -> str:

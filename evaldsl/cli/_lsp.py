@@ -11,6 +11,8 @@ def add_lsp_command(sub: Any) -> None:
     p = sub.add_parser("lsp", help="start the .evl language server on stdio (for editors)",
                        description="The .evl language server over stdio: diagnostics, formatting, completion, "
                                    "hover, go to definition, outline. Needs pygls: pip install 'evaldsl[lsp]'.")
+    p.add_argument("--root", metavar="DIR",
+                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
     p.set_defaults(func=cmd_lsp)
 
 
@@ -21,5 +23,5 @@ def cmd_lsp(args: argparse.Namespace) -> int:
         print(f"evaldsl: the language server needs pygls ({exc.name} is missing): pip install 'evaldsl[lsp]'",
               file=sys.stderr)
         return 4
-    main()
+    main(args.root)
     return 0

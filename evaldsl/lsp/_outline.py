@@ -81,9 +81,10 @@ def tolerant_parse(text: str, filename: str) -> Any:
 
 
 def build_outline(text: str, filename: str, *, typing_at: int | None = None,
-                  sources: Mapping[str, str] | None = None) -> Outline:
+                  sources: Mapping[str, str] | None = None, root: Path | None = None) -> Outline:
     """The outline of ``text``; ``typing_at`` (0-based) is the line being typed, left out of the
-    parse since it is the likeliest not to parse yet (an open `<` there would swallow the rest)."""
+    parse since it is the likeliest not to parse yet (an open `<` there would swallow the rest).
+    With a ``root`` (`evaldsl lsp --root`), no `use` or examples file outside it is read."""
     lines = text.split("\n")
     if typing_at is not None and 0 <= typing_at < len(lines):
         text = "\n".join(lines[:typing_at] + [""] + lines[typing_at + 1:])
@@ -96,11 +97,11 @@ def build_outline(text: str, filename: str, *, typing_at: int | None = None,
         if item.kind == "suite_stmt" and item.name.kind == "string":
             outline.suite_name, outline.suite_span = item.name.value, item.span
         elif item.kind == "case" and item.span is not None:
-            outline.cases.append(CaseInfo(_text(item.name), item.span, _columns(item, filename)))
+            outline.cases.append(CaseInfo(_text(item.name), item.span, _columns(item, filename, root)))
     outline.local_tools = [t for t in (_tool_info(tool, lines, filename) for tool in suite.tools) if t]
     for tool in outline.local_tools:
         outline.tools.setdefault(tool.name, tool)
-    for tool in _used_tools(suite, filename, {str(Path(filename).resolve())}, sources or {}):
+    for tool in _used_tools(suite, filename, {str(Path(filename).resolve())}, sources or {}, root):
         outline.tools.setdefault(tool.name, tool)
     return outline
 
@@ -137,13 +138,19 @@ def _type_text(node: Any) -> str:
     return "one of [...]"
 
 
-def _used_tools(suite: Any, filename: str, seen: set[str], sources: Mapping[str, str]) -> list[ToolInfo]:
+def _inside(path: Path, root: Path | None) -> bool:
+    """True when ``path`` (resolved) may be read: no root, or it is inside the root (as `compile`'s E230)."""
+    return root is None or path.is_relative_to(root)
+
+
+def _used_tools(suite: Any, filename: str, seen: set[str], sources: Mapping[str, str],
+                root: Path | None = None) -> list[ToolInfo]:
     out: list[ToolInfo] = []
     for item in suite.items:
         if item.kind != "use_stmt":
             continue
         path = (Path(filename).parent / item.path.value).resolve()
-        if str(path) in seen or (str(path) not in sources and not path.is_file()):
+        if str(path) in seen or not _inside(path, root) or (str(path) not in sources and not path.is_file()):
             continue
         seen.add(str(path))
         try:
@@ -155,18 +162,19 @@ def _used_tools(suite: Any, filename: str, seen: set[str], sources: Mapping[str,
             continue
         lines = text.split("\n")
         out.extend(t for t in (_tool_info(tool, lines, str(path)) for tool in used.tools) if t)
-        out.extend(_used_tools(used, str(path), seen, sources))
+        out.extend(_used_tools(used, str(path), seen, sources, root))
     return out
 
 
-def _columns(case: Any, filename: str) -> tuple[str, ...]:
+def _columns(case: Any, filename: str, root: Path | None = None) -> tuple[str, ...]:
     for stmt in case.body:
         if stmt.kind != "examples_stmt":
             continue
         if stmt.rows:
             return tuple(_cell_name(cell) for cell in stmt.rows[0].cells)
         if stmt.source is not None:
-            return _file_columns(Path(filename).parent / stmt.source.value)
+            path = (Path(filename).parent / stmt.source.value).resolve()
+            return _file_columns(path) if _inside(path, root) else ()
     return ()
 
 

@@ -34,18 +34,22 @@ _KINDS = {"keyword": types.CompletionItemKind.Keyword, "tool": types.CompletionI
 
 
 class EvlServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
         super().__init__("evaldsl", evaldsl.__version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.root = root
+        """`evaldsl lsp --root`: no `use` or examples file outside it is read (E230, as `check --root`)."""
         self.published: dict[str, set[str]] = {}
         """For each document, the other files it last published diagnostics on (to clear them)."""
 
 
-def check_diagnostics(text: str, path: str, sources: dict[str, str] | None = None) -> list[Diagnostic]:
+def check_diagnostics(text: str, path: str, sources: dict[str, str] | None = None,
+                      root: Path | None = None) -> list[Diagnostic]:
     """What `evaldsl check` reports for this text as that file: errors, or the warnings of a clean compile.
 
-    ``sources``: the open documents' texts by path, read in place of those files on disk."""
+    ``sources``: the open documents' texts by path, read in place of those files on disk; ``root``: as
+    `check --root`."""
     try:
-        return list(evaldsl.compile(text, path, sources=sources).warnings)
+        return list(evaldsl.compile(text, path, sources=sources, root=root).warnings)
     except EvlError as exc:
         return list(exc.diagnostics)
 
@@ -86,7 +90,7 @@ def publish(ls: EvlServer, uri: str) -> None:
     doc = ls.workspace.get_text_document(uri)
     path = to_fs_path(uri) or uri
     sources = open_sources(ls)
-    diagnostics = check_diagnostics(doc.source, path, sources)
+    diagnostics = check_diagnostics(doc.source, path, sources, ls.root)
     by_file: dict[str, list[Diagnostic]] = {path: []}
     for diag in diagnostics:
         by_file.setdefault(diag.file if diag.span is not None else path, []).append(diag)
@@ -126,13 +130,13 @@ def refresh(ls: EvlServer, uri: str, *, itself: bool = True) -> None:
 
 def _uses(ls: EvlServer, uri: str, changed: str, sources: dict[str, str]) -> bool:
     doc = ls.workspace.get_text_document(uri)
-    outline = build_outline(doc.source, to_fs_path(uri) or uri, sources=sources)
+    outline = build_outline(doc.source, to_fs_path(uri) or uri, sources=sources, root=ls.root)
     return (any(str(Path(tool.file).resolve()) == changed for tool in outline.tools.values())
             or Path(changed).name in doc.source)
 
 
-def create_server() -> EvlServer:
-    server = EvlServer()
+def create_server(root: Path | None = None) -> EvlServer:
+    server = EvlServer(root)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: EvlServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -192,7 +196,8 @@ def _document(ls: EvlServer, uri: str, position: types.Position | None = None,
         server_position = doc.position_codec.position_from_client_units(doc.lines, position)
         line, character = server_position.line, server_position.character
     typing_at = line if typing else None
-    outline = build_outline(doc.source, to_fs_path(uri) or uri, typing_at=typing_at, sources=open_sources(ls))
+    outline = build_outline(doc.source, to_fs_path(uri) or uri, typing_at=typing_at, sources=open_sources(ls),
+                            root=ls.root)
     return doc, outline, line, character
 
 
@@ -261,6 +266,6 @@ def _symbols(ls: EvlServer, uri: str) -> list[types.DocumentSymbol]:
                                  children=children)]
 
 
-def main() -> None:
+def main(root: str | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="evaldsl lsp: %(levelname)s %(message)s")
-    create_server().start_io()
+    create_server(Path(root).resolve() if root else None).start_io()

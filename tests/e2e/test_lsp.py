@@ -51,7 +51,7 @@ case "asks the weather"
 
 
 class Session:
-    def __init__(self) -> None:
+    def __init__(self, *args: str) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -65,7 +65,7 @@ class Session:
                 self.diagnostics[params.uri] = list(params.diagnostics)
                 self.changed.notify_all()
 
-        self.call(self.client.start_io(sys.executable, "-m", "evaldsl", "lsp"))
+        self.call(self.client.start_io(sys.executable, "-m", "evaldsl", "lsp", *args))
         self.call(self.client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities())))
         self.client.initialized(types.InitializedParams())
         self.version = 0
@@ -373,3 +373,44 @@ def test_every_prefix_of_a_shipped_suite_is_diagnosed_and_answered(lsp: Session,
         symbols = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
         assert symbols is not None and symbols[0].detail == "suite"
     assert found == []  # the whole file: clean, as `check` says
+
+
+def test_a_root_keeps_the_server_from_reading_outside_it(tmp_path: Path) -> None:
+    """`evaldsl lsp --root DIR`, as `check --root`: a `use` or examples file outside DIR is E230 at its
+    line, and its tools and columns are not offered (the file is not read)."""
+    (tmp_path / "outside.evl").write_text('tool secret "Not to be read"\n')
+    (tmp_path / "rows.csv").write_text("hidden\n1\n")
+    inner = tmp_path / "suites"
+    inner.mkdir()
+    (inner / "lib.evl").write_text('tool search "Inside the root"\n')
+    whole = ('use "lib.evl"\nuse "../outside.evl"\ncase "a"\n  prompt "p"\n  examples from "../rows.csv"\n'
+             '  expect called search\n')
+    text = whole.replace('"p"', '"p {{ "').replace("called search", "called ")  # being typed: completions
+    session = Session("--root", str(inner))
+    try:
+        uri = session.open(inner / "s.evl", whole)
+        e230 = [(d.range.start.line, d.message) for d in session.wait_diagnostics(uri) if d.code == "E230"]
+        assert [line for line, _ in e230] == [1, 4] and all("outside the root" in m for _, m in e230)
+        session.change(uri, text)
+        tools = session.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(
+            text_document=doc(uri), position=pos(5, len("  expect called "))))
+        labels = {i.label for i in tools.items}
+        assert "search" in labels and "secret" not in labels
+        columns = session.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(
+            text_document=doc(uri), position=pos(3, len('  prompt "p {{ '))))
+        assert "hidden" not in {i.label for i in columns.items}
+    finally:
+        session.close()
+    unconfined = Session()  # without a root, both are read
+    try:
+        uri = unconfined.open(inner / "s.evl", whole)
+        assert not [d for d in unconfined.wait_diagnostics(uri) if d.code == "E230"]
+        unconfined.change(uri, text)
+        tools = unconfined.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(
+            text_document=doc(uri), position=pos(5, len("  expect called "))))
+        assert {"search", "secret"} <= {i.label for i in tools.items}
+        columns = unconfined.request(types.TEXT_DOCUMENT_COMPLETION, types.CompletionParams(
+            text_document=doc(uri), position=pos(3, len('  prompt "p {{ '))))
+        assert "hidden" in {i.label for i in columns.items}
+    finally:
+        unconfined.close()
