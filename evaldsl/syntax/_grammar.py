@@ -16,6 +16,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
 from ._building import install, install_fast_state
+from ._lexing import install_fast_lexer
 
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
@@ -158,6 +159,7 @@ def get_parser() -> tuple[Lark, LineJoiner]:
     )
     install(parser)
     install_fast_state(parser)
+    install_fast_lexer(parser)
     return parser, joiner
 
 
