@@ -109,12 +109,13 @@ async def schedule(
     # done; cases already in memory are gone over first, so skipped ones are reported before any run.
     ran = None if lazy else list(pending())
 
-    fed = [False]  # every unit was handed to a worker
+    fed = [False, 0]  # [every unit was handed to a worker, how many were]
 
     def units() -> Iterator[tuple[_Slot, int, int]]:
         for i, case in pending() if ran is None else ran:
             slot = slots[i] = _Slot(case)
             for r in range(len(slot.runs)):
+                fed[1] += 1
                 yield slot, i, r
         fed[0] = True
 
@@ -150,7 +151,10 @@ async def schedule(
         stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
     # -x stopped the run only if it left a case out: when every run had started and finished before
     # the stop (instant agents, more workers than cases), every case is reported and the run is whole.
-    return results, stopped and not (fed[0] and not slots)
+    # (Cases read when made are all handed over once their iterator is spent; those in memory, once the
+    # last unit is: its worker may be the one that stopped, before the iterator was asked again.)
+    whole = not slots and (fed[0] or (ran is not None and fed[1] == total_units))
+    return results, stopped and not whole
 
 
 async def _drive(coros: list) -> bool:  # type: ignore[type-arg]

@@ -318,6 +318,8 @@ def test_exitfirst_keeps_the_run_whole_when_every_case_had_finished() -> None:
     assert report.meta.complete is True
     stopped = run_suite(Instant(), [case("a"), case("b"), case("c")], concurrency=1, exitfirst=True)
     assert statuses(stopped) == {"a": "passed", "b": "failed"} and stopped.meta.complete is False
+    last = run_suite(Instant(), [case("a"), case("b")], concurrency=1, exitfirst=True)  # the last case fails
+    assert statuses(last) == {"a": "passed", "b": "failed"} and last.meta.complete is True
 
 
 def test_exitfirst_ignores_xfail() -> None:
