@@ -92,7 +92,7 @@ class _Session:
         if self.root is None:
             return None
         resolved = path.resolve()
-        if resolved == self.root or self.root in resolved.parents:
+        if inside_root(resolved, self.root):
             return None
         return CompileProblem(f"{what} {resolved} is outside the root {self.root}", node, code="E230",
                               help="--root (root= in the API) confines `use` and `examples from` to one folder")
@@ -108,6 +108,11 @@ class _Session:
         suite, diags = parse_with_diagnostics(text, shown)
         self.diagnostics.extend(diags)
         return None if any(d.severity == "error" for d in diags) else suite
+
+
+def inside_root(resolved: Path, root: Path | None) -> bool:
+    """True when ``resolved`` (a resolved path) may be read under ``--root``: no root, or inside it."""
+    return root is None or resolved == root or root in resolved.parents
 
 
 def compile_suite(

@@ -20,6 +20,7 @@ from typing import Any
 
 import evaldsl
 from evaldsl import EvlError, Span
+from evaldsl.compile._compiler import inside_root
 
 MAX_BLANKING_ROUNDS = 8
 
@@ -138,11 +139,6 @@ def _type_text(node: Any) -> str:
     return "one of [...]"
 
 
-def _inside(path: Path, root: Path | None) -> bool:
-    """True when ``path`` (resolved) may be read: no root, or it is inside the root (as `compile`'s E230)."""
-    return root is None or path.is_relative_to(root)
-
-
 def _used_tools(suite: Any, filename: str, seen: set[str], sources: Mapping[str, str],
                 root: Path | None = None) -> list[ToolInfo]:
     out: list[ToolInfo] = []
@@ -150,7 +146,7 @@ def _used_tools(suite: Any, filename: str, seen: set[str], sources: Mapping[str,
         if item.kind != "use_stmt":
             continue
         path = (Path(filename).parent / item.path.value).resolve()
-        if str(path) in seen or not _inside(path, root) or (str(path) not in sources and not path.is_file()):
+        if str(path) in seen or not inside_root(path, root) or (str(path) not in sources and not path.is_file()):
             continue
         seen.add(str(path))
         try:
@@ -174,7 +170,7 @@ def _columns(case: Any, filename: str, root: Path | None = None) -> tuple[str, .
             return tuple(_cell_name(cell) for cell in stmt.rows[0].cells)
         if stmt.source is not None:
             path = (Path(filename).parent / stmt.source.value).resolve()
-            return _file_columns(path) if _inside(path, root) else ()
+            return _file_columns(path) if inside_root(path, root) else ()
     return ()
 
 
