@@ -12,6 +12,7 @@ import asyncio
 import datetime
 import json
 import math
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -330,9 +331,16 @@ def test_slow_scoring_does_not_make_other_cases_time_out() -> None:
         time.sleep(1.5)  # scoring that holds the event loop longer than the other cases' timeout
         return Outcome(1.0)
 
+    started: list[str] = []
+
     async def agent(prompt: str) -> RunArtifacts:
         # the slow cases' agents answer first, once every fast case's agent (and timer) has started
-        await asyncio.sleep(0.2 if prompt.startswith("fast") else 0.01)
+        if prompt.startswith("fast"):
+            started.append(prompt)
+            await asyncio.sleep(0.2)
+        else:
+            while len(started) < 10:
+                await asyncio.sleep(0.005)
         return RunArtifacts(final_text="ok")
 
     slow = CompiledExpectation("slow", "t.evl", 2, slow_check)
@@ -344,14 +352,27 @@ def test_slow_scoring_does_not_make_other_cases_time_out() -> None:
 
 def test_slow_scoring_gives_a_sync_agents_runs_their_time_back() -> None:
     """A plain sync agent's deadline is kept by the worker pool: it is put off by the scoring that held
-    the loop while the agent ran, as an async agent's timer is."""
+    the loop while the agent ran, as an async agent's timer is.
+
+    Ordered by events, not by sleeps racing each other: the slow case's agent answers only once every
+    fast agent has started, its scoring then holds the loop for longer than the fast cases' timeout, and
+    the fast agents answer only once that scoring is over, so each comes back past its own 0.5 s but
+    well within 0.5 s plus the time the loop was held."""
+    fast_started = threading.Semaphore(0)
+    scoring_done = threading.Event()
+
     def slow_check(ctx: Any) -> Outcome:
-        time.sleep(0.6)  # holds the loop past the other cases' 0.5 s timeout
+        time.sleep(0.8)  # holds the loop past the fast cases' 0.5 s timeout
+        scoring_done.set()
         return Outcome(1.0)
 
     def agent(prompt: str) -> RunArtifacts:
-        # back once the loop is free again, past its 0.5 s but within 0.5 s + the 0.6 s of scoring
-        time.sleep(0.01 if prompt == "slow" else 0.85)
+        if prompt == "slow":
+            for _ in range(4):
+                assert fast_started.acquire(timeout=20), "a fast case's agent never started"
+        else:
+            fast_started.release()
+            assert scoring_done.wait(timeout=20), "the slow case was never scored"
         return RunArtifacts(final_text="ok")
 
     slow = CompiledExpectation("slow", "t.evl", 2, slow_check)
