@@ -404,9 +404,7 @@ def _finish(plan: _Plan, *, complete: bool) -> Any:
 
 def _copy_last(keeper: Any, summary: Any) -> None:
     """``.evaldsl/last.json``: a copy of the record (the record itself when the run named none)."""
-    import shutil
-
-    from ..report._json import write_temp
+    from ..report._json import copy_bytes, write_temp
 
     if keeper.optional_kept:
         return  # the run named no record file: last.json is the record
@@ -416,7 +414,7 @@ def _copy_last(keeper: Any, summary: Any) -> None:
     source = keeper.written[0]
     LAST_RECORD.parent.mkdir(parents=True, exist_ok=True)
     with open(source, "rb") as src:
-        tmp = write_temp(LAST_RECORD.parent, LAST_RECORD.name, lambda fh: shutil.copyfileobj(src, fh, 1 << 20))
+        tmp = write_temp(LAST_RECORD.parent, LAST_RECORD.name, lambda fh: copy_bytes(src, fh))
     os.replace(tmp, LAST_RECORD)
 
 

@@ -132,6 +132,33 @@ def write_temp(folder: Path, name: str, fill: Callable[[IO[bytes]], Any]) -> str
     return tmp
 
 
+def copy_bytes(source: IO[bytes], target: IO[bytes]) -> None:
+    """Every byte of the file ``source`` (from its start) into ``target``, a new file neither has
+    written to: by the kernel (`os.sendfile`) where it can, else through this process a MB at a time."""
+    import errno
+    import shutil
+
+    sent = 0
+    try:
+        size = os.fstat(source.fileno()).st_size
+        while sent < size:
+            step = os.sendfile(target.fileno(), source.fileno(), sent, size - sent)
+            if step == 0:  # the file is shorter than it was: copy what is there the other way
+                break
+            sent += step
+        else:
+            target.seek(sent)
+            return
+    except AttributeError:  # no os.sendfile on this system
+        pass
+    except OSError as exc:
+        if sent or exc.errno not in {errno.EINVAL, errno.ENOSYS, getattr(errno, "EOPNOTSUPP", -1)}:
+            raise  # a real error (a full disk), not a file system that cannot
+    source.seek(sent)
+    target.seek(sent)
+    shutil.copyfileobj(source, target, 1 << 20)
+
+
 def _claim(tmp: str, candidate: Path) -> bool:
     try:
         os.link(tmp, candidate)  # atomic, and fails when the name exists

@@ -14,6 +14,7 @@ only on a terminal and never when ``NO_COLOR`` is set.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
@@ -52,8 +53,14 @@ def _shown(path: str) -> str:
     """A path as short as it can be shown: relative to the current directory when inside it."""
     if not os.path.isabs(path):
         return path
+    return _relative_shown(path, os.getcwd())
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_shown(path: str, cwd: str) -> str:
+    """`_shown` of an absolute path, kept: every failing case of a file asks for it twice."""
     try:
-        rel = os.path.relpath(path)
+        rel = os.path.relpath(path, cwd)
     except ValueError:
         return path
     return path if rel.startswith("..") else rel

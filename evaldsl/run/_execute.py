@@ -93,18 +93,27 @@ async def execute_run(
     judge: JudgeFn | None = None,
     predicates: Mapping[str, PredicateFn] | None = None,
     clock: LoopClock | None = None,
+    called: tuple[Any, float, float, float] | None = None,
 ) -> RunResult:
-    """Run ``case`` once against ``subject`` and score it; never raises but cancellation."""
+    """Run ``case`` once against ``subject`` and score it; never raises but cancellation.
+
+    ``called``: a plain sync agent was already called for this run (by a lane, `_lanes`) and returned
+    an awaitable: (that value, the call's seconds, `time.perf_counter()` when it began, ``clock.busy``
+    then); it is awaited here for the time left, as if this run had called the agent.
+    """
     clock = clock if clock is not None else LoopClock()
     timeout = case.settings.timeout_s
     set_match_limit(timeout)  # for the agent's mock-tool `when` patterns too (the context reaches its thread)
-    start = time.perf_counter()
-    busy = clock.busy
+    start = time.perf_counter() if called is None else called[2]
+    busy = clock.busy if called is None else called[3]
     on_loop = subject.run_is_async  # what a timeout stops runs on the loop (cancelled), else on a thread
     try:
-        if subject.setup is None and not subject.context and not subject.run_is_async:  # a plain sync agent:
-            raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt)  # its job,
-            world = None  # timed by the pool (`_threads`): no timer, no coroutine around it
+        if called is not None or (subject.setup is None and not subject.context and not subject.run_is_async):
+            if called is None:  # a plain sync agent: its job is timed by the pool (`_threads`), no timer
+                raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt)
+            else:  # a lane called it already
+                raw, latency = called[0], called[1]
+            world = None
             if inspect.isawaitable(raw):  # a sync callable handing back an awaitable, for the time left
                 on_loop = True
                 left = timeout - (time.perf_counter() - start) + (clock.busy - busy)
@@ -117,9 +126,7 @@ async def execute_run(
                 work = _invoke(subject, case, pool, index)
             raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
     except RunTimeout:
-        how = "cancelled" if on_loop else "abandoned (a sync agent cannot be stopped)"
-        message = f"the agent did not finish within {seconds_text(timeout)} (the case's timeout); the run was {how}"
-        return _error_run(index, time.perf_counter() - start, ErrorInfo(type="TimeoutError", message=message))
+        return timeout_run(index, timeout, time.perf_counter() - start, on_loop=on_loop)
     except asyncio.CancelledError as exc:
         if runner_cancelling():
             raise
@@ -136,21 +143,38 @@ async def execute_run(
         elapsed = scored - start - stolen
         if elapsed > timeout:  # the timer could not fire: the loop was blocked until the agent returned
             return _error_run(index, elapsed, _blocked_loop(timeout, elapsed))
+    return await score_run(subject, case, index, raw, world, latency, pool=pool, judge=judge,
+                           predicates=predicates, clock=clock, began=scored)
+
+
+async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, world: Any, latency: float, *,
+                    pool: DaemonPool, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn] | None,
+                    clock: LoopClock, began: float) -> RunResult:
+    """The run whose agent returned ``raw`` after ``latency`` seconds, scored: its artifacts made safe and
+    every expectation evaluated (`execute_run`'s end, and the lanes' (`_lanes`) for each agent call they
+    made). The loop time from ``began`` on is added to ``clock``. Suspends only for a judge."""
     artifacts, problem, warnings = coerce_artifacts(raw)
     if artifacts is None:
-        clock.busy += time.perf_counter() - scored
+        clock.busy += time.perf_counter() - began
         return _error_run(index, latency, problem)
     if artifacts.duration_s is None:
         artifacts = _with_duration(artifacts, latency)
     predicates = subject.predicates if predicates is None else predicates
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
                       predicates=predicates)
-    try:  # scoring's loop time, from `scored` on, is added to the clock by evaluate
-        results, eval_error = await _evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock,
-                                              began=scored)
+    try:  # scoring's loop time, from `began` on, is added to the clock by evaluate
+        results, eval_error = await _evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
+                                              clock=clock, began=began)
     finally:
         disarm_matches()
     return _scored(index, latency, artifacts, warnings, results, eval_error)
+
+
+def timeout_run(index: int, timeout: float, elapsed: float, *, on_loop: bool) -> RunResult:
+    """The run of an agent that did not finish within ``timeout``: cancelled (``on_loop``) or abandoned."""
+    how = "cancelled" if on_loop else "abandoned (a sync agent cannot be stopped)"
+    message = f"the agent did not finish within {seconds_text(timeout)} (the case's timeout); the run was {how}"
+    return _error_run(index, elapsed, ErrorInfo(type="TimeoutError", message=message))
 
 
 def _with_duration(artifacts: RunArtifacts, latency: float) -> RunArtifacts:

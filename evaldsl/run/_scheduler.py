@@ -28,17 +28,22 @@ that time so that other cases' timeouts are extended by it (`_execute`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+import itertools
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..compile._model import CompiledCase, JudgeFn, LazyCases, PredicateFn, SuiteCases
 from ..compile._regex import serve_matches
 from ._control import LoopClock, WorkerTask, stop_task, stray_cancel, withdraw_stray_cancel
 from ._execute import execute_run
+from ._lanes import Lanes, lanes_fit
 from ._protocols import Subject
 from ._record import CaseResult, RunResult
 from ._safe import error_info
 from ._stats import case_result
 from ._threads import DaemonPool
+
+T = TypeVar("T")
 
 DEFAULT_CONCURRENCY = 8
 """Runs in flight at once unless told otherwise (see the module docstring)."""
@@ -119,28 +124,36 @@ async def schedule(
                 yield slot, i, r
         fed[0] = True
 
-    todo = units()
+    todo: Iterator[tuple[_Slot, int, int]] = units()
     clock = LoopClock()
+
+    def record(slot: _Slot, i: int, r: int, run: RunResult) -> None:
+        slot.runs[r] = run
+        slot.left -= 1
+        if slot.left == 0:
+            del slots[i]
+            finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
 
     async def worker() -> None:
         task = asyncio.current_task()
         cancelling = getattr(task, "cancelling", None)  # 3.11+ (on 3.10 a stray request cannot be seen)
-        for slot, i, r in todo:  # one shared iterator: each unit is taken once
+        for unit in todo:  # one shared iterator: each unit is taken once
+            slot, i, r = unit[:3]
             try:
-                run = await execute(
-                    subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
-                )
+                if len(unit) == 3:
+                    run = await execute(
+                        subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
+                    )
+                else:  # a lane called the agent, which returned an awaitable (`_lanes`)
+                    run = await execute_run(subject, slot.case, r, pool=pool, judge=judge, predicates=predicates,
+                                            clock=clock, called=unit[3])  # type: ignore[misc]
             except (asyncio.CancelledError, KeyboardInterrupt):
                 raise  # the runner's own cancellation (Ctrl-C, -x), or the user's interrupt
             except BaseException as exc:  # a runner bug must cost one run, never a worker and its cases
                 run = RunResult(index=r, passed=False, score=0.0, latency_s=0.0, error=error_info(exc))
             if cancelling is not None and cancelling() and stray_cancel():  # the agent cancel()led this worker
                 await withdraw_stray_cancel()  # and returned: not the next case's error
-            slot.runs[r] = run
-            slot.left -= 1
-            if slot.left == 0:
-                del slots[i]
-                finish(i, case_result(slot.case, [x for x in slot.runs if x is not None]))
+            record(slot, i, r, run)
 
     total_units = concurrency if ran is None else sum(max(1, case.settings.repeat) for _, case in ran)
 
@@ -148,6 +161,11 @@ async def schedule(
         clock.busy += seconds
 
     with serve_matches(asyncio.get_running_loop(), busy):  # regex matches of worker threads, time-limited here
+        if execute is execute_run and not exitfirst and lanes_fit(subject):  # a plain sync agent: lanes first
+            lanes = Lanes(subject, todo, record, limit=concurrency, pool=pool, judge=judge, predicates=predicates,
+                          clock=clock)
+            left = await _drive_one(lanes.run())
+            todo = itertools.chain(left, todo)  # what the lanes leave (judged cases, awaitables) to the workers
         stopped = await _drive([worker() for _ in range(min(concurrency, total_units))])
     # -x stopped the run only if it left a case out: when every run had started and finished before
     # the stop (instant agents, more workers than cases), every case is reported and the run is whole.
@@ -155,6 +173,17 @@ async def schedule(
     # last unit is: its worker may be the one that stopped, before the iterator was asked again.)
     whole = not slots and (fed[0] or (ran is not None and fed[1] == total_units))
     return results, stopped and not whole
+
+
+async def _drive_one(coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` in a worker task of its own (the runner's cancellations told from an agent's, as
+    for `_drive`'s workers); Ctrl-C cancels it and propagates."""
+    task = WorkerTask(coro, loop=asyncio.get_running_loop())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await _cancel([task])
+        raise
 
 
 async def _drive(coros: list) -> bool:  # type: ignore[type-arg]

@@ -265,3 +265,47 @@ def test_the_keepers_key_index_is_a_dict_of_positions(keys: list[tuple[str, str]
     for key, position in model.items():
         assert index.find(key) == position and index.key(position) == key
     assert index.find(("a.evl", "never placed")) == -1 and index.find(("other.evl", "x")) == -1
+
+
+# ---- copying a finished record (.evaldsl/last.json) --------------------------------------------
+
+
+def _copied(tmp_path: Path, data: bytes) -> bytes:
+    from evaldsl.report._json import copy_bytes, write_temp
+
+    source = tmp_path / "record.json"
+    source.write_bytes(data)
+    with open(source, "rb") as src:
+        tmp = write_temp(tmp_path, "last.json", lambda fh: copy_bytes(src, fh))
+    return Path(tmp).read_bytes()
+
+
+def test_a_record_is_copied_byte_for_byte_by_the_kernel(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 9000  # over 2 MB: more than one MB block
+    assert _copied(tmp_path, data) == data and _copied(tmp_path, b"") == b""
+
+
+def test_where_the_kernel_cannot_copy_the_bytes_go_through_the_process(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    def cannot(*args: Any) -> int:
+        raise OSError(errno.EINVAL, "not on this file system")
+
+    monkeypatch.setattr(os, "sendfile", cannot)
+    data = b"x" * 3_000_000 + b"end"
+    assert _copied(tmp_path, data) == data
+
+
+def test_a_real_error_while_copying_is_not_hidden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    def full(*args: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "sendfile", full)
+    with pytest.raises(OSError, match="No space"):
+        _copied(tmp_path, b"some bytes")
+    assert [p.name for p in tmp_path.iterdir()] == ["record.json"]  # the temporary copy is removed
