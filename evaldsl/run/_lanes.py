@@ -10,7 +10,9 @@ loop keeps filled well ahead (units not yet started are not in flight),
 calls the agent, puts what it returned in a second queue, and takes the
 next unit at once; the loop looks at the lanes on a short timer, scores
 what came back (`_execute.score_run`, the same scoring as every run),
-refills the queue, and wakes a lane only when it had found the queue empty.
+refills the queue, and wakes a lane only when it had found the queue empty
+(a lane that finds it empty asks the loop to look at once, so a short run
+does not wait for the timer).
 
 What stays as it was:
 
@@ -110,11 +112,15 @@ class Lanes:
         self._left: list[Any] = []  # units handed back for the workers, in order (see `run`)
         self._context = contextvars.copy_context()
         self._started = 0  # lanes started, for their threads' names
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._poked = False  # a lane asked the loop to look now (`_poke`), and it has not yet
 
     async def run(self) -> list[Any]:
         """Run units until the scheduler's iterator is spent or a unit needs the workers; the units left
         for them, in order: (slot, i, r), or (slot, i, r, called) for a run whose agent returned an
         awaitable (`execute_run`'s ``called``)."""
+        self._loop = asyncio.get_running_loop()
         try:
             self._refill()
             period = _LOOK_S[0]
@@ -130,7 +136,7 @@ class Lanes:
                         self._close(hand_back=False)
                         continue
                 period = _LOOK_S[0] if found else min(period * 2, _LOOK_S[1])
-                await asyncio.sleep(period)
+                await self._pause(period)
         except BaseException:
             self._close(hand_back=False)
             with contextlib.suppress(KeyboardInterrupt):
@@ -138,6 +144,23 @@ class Lanes:
             raise
 
     # ---- the loop's side -----------------------------------------------------------------------------
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait until the next look: ``seconds``, or less when a lane found the queue empty (`_poke`)."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(seconds, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
+    def _poke(self) -> None:
+        """On the loop, asked by a lane that has nothing left to take: look now."""
+        self._poked = False
+        if self._waiter is not None:
+            _wake(self._waiter)
 
     def _refill(self) -> None:
         """Keep `AHEAD` units queued (when fewer than `LOW` are); a unit the lanes cannot run closes them."""
@@ -279,7 +302,20 @@ class Lanes:
                 done.append((unit, raw, latency, exc, began, lane.busy))
                 if isinstance(exc, KeyboardInterrupt) or inspect.isawaitable(raw):
                     self._closing = True  # the loop decides what comes next: take no more units
+                poke = not queue and not self._poked and self._loop is not None
+                if poke:  # nothing left to take: the loop looks now rather than at its timer
+                    self._poked = True
+            if poke:
+                try:
+                    self._loop.call_soon_threadsafe(self._poke)  # type: ignore[union-attr]
+                except RuntimeError:  # the loop is closed: the run is over
+                    return
             del unit, case, raw, exc
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _call(run: Callable[[str], Any], prompt: str, timeout: float) -> tuple[Any, float]:

@@ -163,3 +163,16 @@ def test_lanes_are_not_used_with_exitfirst() -> None:
     report = run_suite(agent, [case("a"), case("b"), case("c")], concurrency=1, exitfirst=True)
     assert [c.name for c in report.cases] == ["a", "b"] and agent.prompts == ["a", "b"]
     assert not any(name.startswith("evaldsl-lane-") for name in agent.threads)
+
+
+def test_a_lane_with_nothing_left_to_take_has_the_loop_look_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the loop's looks a minute apart, a run still ends as soon as its lanes have called the agent
+    for every queued run: the lane that finds the queue empty asks the loop to look (one wake, where the
+    lanes would park anyway)."""
+    monkeypatch.setattr(_lanes, "_LOOK_S", (60.0, 60.0))
+    box: list[Any] = []
+    worker = threading.Thread(target=lambda: box.append(run_suite(Calls(pause=0.02), [case(str(i)) for i in range(5)])),
+                              daemon=True)
+    worker.start()
+    worker.join(30)  # far below a look; it ends within milliseconds
+    assert box and box[0].ok
