@@ -6,7 +6,7 @@
 The driver runs `--inner` for the base tree and the other tree in turn, each in its own
 subprocess (so each imports its own evaldsl), P times alternating, and prints each run's figures.
 `--inner` compiles `suite_text(N)` once (not timed), builds one EvalContext as the runner does
-(evaldsl/run/_execute.py), and times calling every check of every case on it: best and median of R
+(evaldsl/run/_scoring.py), and times calling every check of every case on it: best and median of R
 rounds, microseconds a case (`time.process_time`), then the same split by the five expectations.
 Most cases fail two checks (`called ... with` and `final number is`), so this is the failing path's cost.
 """

@@ -25,9 +25,10 @@ from bench_run import InstantAsync, InstantSync, suite_text
 
 import evaldsl
 from evaldsl.compile._model import EvalContext
-from evaldsl.run._execute import _scored, _timed, coerce_artifacts
+from evaldsl.run._execute import _timed
 from evaldsl.run._protocols import subject_for
 from evaldsl.run._scheduler import schedule
+from evaldsl.run._scoring import _scored, coerce_artifacts
 from evaldsl.run._stats import case_result
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10000

@@ -9,7 +9,7 @@ async one. A lane is a thread that takes the next unit from a queue the
 loop keeps filled well ahead (units not yet started are not in flight),
 calls the agent, puts what it returned in a second queue, and takes the
 next unit at once; the loop looks at the lanes on a short timer, scores
-what came back (`_execute.score_run`, the same scoring as every run),
+what came back (`_scoring.score_run`, the same scoring as every run),
 refills the queue, and wakes a lane only when it had found the queue empty
 (a lane that finds it empty asks the loop to look at once, so a short run
 does not wait for the timer).
@@ -54,10 +54,11 @@ from typing import Any
 from ..compile._model import CompiledCase, JudgeFn, PredicateFn
 from ..compile._regex import set_match_limit
 from ._control import LoopClock
-from ._execute import _error_run, _timed, score_run, timeout_run
+from ._execute import _timed, timeout_run
 from ._protocols import Subject
 from ._record import RunResult
 from ._safe import cancelled_info, error_info
+from ._scoring import _error_run, score_run
 from ._threads import DaemonPool
 
 Unit = tuple[Any, int, int]

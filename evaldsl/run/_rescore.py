@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 
 from ..compile._model import CompiledCase, CompiledSuite, EvalContext, JudgeFn, PredicateFn
 from ._builder import now
-from ._execute import evaluate
 from ._record import CaseResult, ErrorInfo, EvalReport, RunResult
+from ._scoring import evaluate
 from ._select import case_key
 from ._stats import case_result, summarize
 from ._threads import DaemonPool
