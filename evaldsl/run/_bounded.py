@@ -4,8 +4,8 @@ Kept apart from `_execute` (which calls it for async agents, harnesses and
 judges): how a timer cancels the run's own task without an extra task, how
 an agent that answers at once sets no timer at all, and how the scoring
 time other cases spent on the loop is given back before the timer decides.
-A plain sync agent's run does not come here: its deadline goes with its job
-to the worker pool (`_threads.DaemonPool.submit_bounded`).
+A run whose agent (or harness) is all sync does not come here: its deadline
+goes with its job to the worker pool (`_threads.DaemonPool.submit_bounded`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any
 
 from ._control import LoopClock, withdraw_timer_cancel
-from ._threads import DaemonPool, RunTimeout
+from ._threads import RunTimeout
 
 
 async def bounded(
     awaitable: Awaitable[Any], timeout: float, *, what: str = "agent", clock: LoopClock | None = None,
-    settle: Callable[[], bool] | None = None, pool: DaemonPool | None = None,
+    settle: Callable[[], bool] | None = None,
 ) -> Any:
     """Await ``awaitable`` in the current task for at most ``timeout`` seconds, else raise `RunTimeout`.
 
@@ -40,10 +40,6 @@ async def bounded(
     ``settle`` (the pool's) is called before the timer decides: a sync
     agent's result that a worker is holding back (`_threads`) is settled
     first, and if it was this run's, the run ends before the timer fires.
-    With ``pool``, a coroutine whose first step handed a job to it (a sync
-    agent) has its timer armed at the pool's next look at its jobs, and
-    only if it is still waiting then (`DaemonPool.arm_later`): a burst of
-    instant sync runs sets no timers.
 
     A `CancelledError` that neither this timer nor anybody else asked for
     (the agent raised it) propagates; `execute_run` records it.
@@ -61,7 +57,7 @@ async def bounded(
     task = asyncio.current_task()
     assert task is not None
     fired = False
-    timer: asyncio.TimerHandle | None = None
+    timer: asyncio.Handle
 
     def expire() -> None:
         nonlocal fired, busy, timer
@@ -82,13 +78,7 @@ async def bounded(
     again = [expire]  # how `expire` re-arms itself: through a list emptied at the end, not its own name,
     # which would make it a cycle left for the collector every run
 
-    def arm() -> None:
-        nonlocal timer
-        timer = loop.call_at(deadline, expire)
-
-    later = pool.arm_later(step, arm) if pool is not None and isinstance(step, asyncio.Future) else None
-    if later is None:
-        arm()
+    timer = loop.call_at(deadline, expire)
     try:
         result = await awaitable
     except asyncio.CancelledError:
@@ -96,10 +86,7 @@ async def bounded(
             raise  # Ctrl-C, -x, or the agent's own CancelledError: not ours to swallow
         raise RunTimeout.after(timeout, what) from None
     finally:
-        if later is not None:
-            later[0] = None
-        if timer is not None:
-            timer.cancel()
+        timer.cancel()
         again.clear()
     if fired:  # the agent swallowed our cancellation and returned late
         withdraw_timer_cancel(task)

@@ -76,23 +76,31 @@ async def execute_run(
     busy = clock.busy if called is None else called[3]
     on_loop = subject.run_is_async  # what a timeout stops runs on the loop (cancelled), else on a thread
     try:
-        if called is not None or (subject.setup is None and not subject.context and not subject.run_is_async):
-            if called is None:  # a plain sync agent: its job is timed by the pool (`_threads`), no timer
-                raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt)
-            else:  # a lane called it already
-                raw, latency = called[0], called[1]
+        if called is not None or not (subject.run_is_async or subject.setup_is_async):
+            # All sync: one job on a worker, timed by the pool (`_threads`), no timer and no coroutine
+            # around it; a harness's setup and run in that one job (a world tied to its thread works).
+            context = CaseContext.for_case(case, index) if subject.context else None
+            extra = () if context is None else (context,)
             world = None
+            if called is not None:  # a lane called the agent already
+                raw, latency = called[0], called[1]
+            elif subject.setup is None:
+                raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt, *extra)
+            else:
+                raw, world, latency = await pool.submit_bounded(timeout, clock, _sync_harness, subject, case, *extra)
             if inspect.isawaitable(raw):  # a sync callable handing back an awaitable, for the time left
                 on_loop = True
                 left = timeout - (time.perf_counter() - start) + (clock.busy - busy)
                 raw, latency = await bounded(_settle(raw, latency), max(0.0, left), clock=clock,
                                              settle=pool.settle)
+            if context is not None:
+                raw = with_recorded_calls(raw, context)
         else:
             if subject.setup is None and not subject.context:  # _invoke's work, fewer frames
                 work = _timed_async(subject.run, case.prompt)
             else:
                 work = _invoke(subject, case, pool, index)
-            raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle, pool=pool)
+            raw, world, latency = await bounded(work, timeout, clock=clock, settle=pool.settle)
     except RunTimeout:
         return timeout_run(index, timeout, time.perf_counter() - start, on_loop=on_loop)
     except asyncio.CancelledError as exc:

@@ -35,12 +35,13 @@ bursts, each crossing once:
   it decides the agent did not finish (`settle`; its latency was measured
   on the worker).
 
-A plain sync agent's job carries its run's deadline (`submit_bounded`): the
-inbox keeps it and its looks end the job's future with `RunTimeout` when it
-is due (after settling what came back), so a run that is back at once costs
-no timer, no closure and no coroutine around the future; `_bounded.bounded`
-is for the runs whose work goes on past their job (harnesses, a sync agent
-that returns a coroutine).
+The job of a run that is all sync (an agent, one that takes the case
+context, a harness's setup and run) carries its run's deadline
+(`submit_bounded`): the inbox keeps it and its looks end the job's future
+with `RunTimeout` when it is due (after settling what came back), so a run
+that is back at once costs no timer, no closure and no coroutine around the
+future; `_bounded.bounded` is for work on the loop (async agents and
+harnesses, a coroutine a sync agent returns, judges).
 """
 
 from __future__ import annotations
@@ -116,23 +117,6 @@ class DaemonPool:
             inbox.release_due = True
             loop.call_soon(inbox.release)
         return future, inbox
-
-    def arm_later(self, future: asyncio.Future, arm: Callable[[], None]) -> list[Callable[[], None] | None] | None:
-        """Have ``arm`` (a run's timeout timer) called at the running loop's next look at its jobs, when
-        ``future`` is the job just submitted on it; the returned cell's item is set to None by the caller
-        when it no longer waits, and ``arm`` is then not called. None (nothing deferred) for any other
-        future: the caller arms at once.
-
-        A burst of instant sync runs thus arms no timers (a timer costs about a tenth of such a run).
-        Looks come every `_POLL_S` while jobs are out or timers wait, and a timer is armed at the second
-        look after it was asked for (the run has waited at least one period), for the run's own deadline:
-        a timeout fires on time unless it is shorter than that wait (at most twice the longest period)."""
-        inbox = self._inboxes.get(asyncio.get_running_loop())
-        if inbox is None or not inbox.outgoing or inbox.outgoing[-1][3] is not future:
-            return None
-        cell: list[Callable[[], None] | None] = [arm]
-        inbox.unarmed.append(cell)
-        return cell
 
     def settle(self) -> bool:
         """Settle the running loop's finished jobs now (a timeout asks before deciding); True when any was."""
@@ -242,11 +226,6 @@ class _Inbox:
         self._out = 0  # jobs handed over and not yet settled
         self._poll: asyncio.TimerHandle | None = None
         self._period = _POLL_S[0]
-        self.unarmed: list[list[Callable[[], None] | None]] = []
-        """Timers to arm (`DaemonPool.arm_later`), each in a cell its run empties when done: those of the
-        runs still waiting at the second look after they were asked for (the first may come at once)."""
-        self._aging: list[list[Callable[[], None] | None]] = []
-        """`unarmed` as the last look found it."""
         self.deadlines: dict[asyncio.Future, tuple[float, float, LoopClock, float]] = {}
         """The out jobs' deadlines (`DaemonPool.submit_bounded`): (loop time, the clock's busy seconds at
         submission, the clock, the timeout)."""
@@ -290,13 +269,6 @@ class _Inbox:
         """On the loop, on a timer while jobs are out: settle results whose wake a worker is holding,
         and give jobs still queued behind busy workers a worker each."""
         self._poll = None
-        if self._aging:  # the runs already waiting at the last look get their timers
-            for cell in self._aging:
-                arm = cell[0]
-                if arm is not None:
-                    cell[0] = None
-                    arm()
-        self._aging, self.unarmed = self.unarmed, []
         spread = self._pool._spread()
         if self.results and not self._wake_pending:
             self.drain()
@@ -306,7 +278,7 @@ class _Inbox:
         else:
             self._period = min(self._period * 2, _POLL_S[1])
         wait = self._expire() if self.deadlines else self._period
-        if self._out > 0 or self._aging:
+        if self._out > 0:
             self._poll = self._loop.call_later(min(wait, self._period), self._look)
 
     def _expire(self) -> float:

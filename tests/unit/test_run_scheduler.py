@@ -524,6 +524,54 @@ def test_instant_sync_runs_arm_no_timers(monkeypatch: pytest.MonkeyPatch) -> Non
     assert armed == []  # a plain sync agent's job is timed by the pool's looks: no timer of its own
 
 
+def test_sync_harnesses_and_context_agents_arm_no_timers_and_still_time_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync harness's setup and run, and a sync agent that takes the case context, are one job each,
+    timed by the pool as a plain sync agent's is: no timer of their own, and a hung one still times out
+    (abandoned), while the rest of the run goes on."""
+    from evaldsl import CaseContext
+
+    armed: list[float] = []
+    real_call_at = asyncio.BaseEventLoop.call_at
+
+    def call_at(self: Any, when: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(callback, "__name__", "") == "expire":
+            armed.append(when)
+        return real_call_at(self, when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "call_at", call_at)
+    release = threading.Event()
+
+    class Hanging(Shop):
+        def run(self, instruction: str, world: dict[str, int]) -> RunArtifacts:
+            if instruction == "hang":
+                release.wait(10)
+            return super().run(instruction, world)
+
+    def with_context(prompt: str, ctx: CaseContext) -> RunArtifacts:
+        if prompt == "hang":
+            release.wait(10)
+        return RunArtifacts(final_text="ok")
+
+    try:
+        sells = [CompiledCase(suite="t", name=f"sell {i}", file="t.evl", line=1, prompt=f"sell {i}",
+                              setup={"apples": 3}, settings=CaseSettings(), expectations=(stock_is(2),))
+                 for i in range(50)]
+        report = run_eval(Hanging(), sells)
+        assert report.ok and armed == []
+        hung = CompiledCase(suite="t", name="hang", file="t.evl", line=1, prompt="hang", setup={"apples": 3},
+                            settings=CaseSettings(timeout_s=0.05), expectations=(stock_is(2),))
+        report = run_eval(Hanging(), [hung, *sells[:3]])
+        assert [c.status for c in report.cases] == ["error", "passed", "passed", "passed"]
+        assert "abandoned" in report.cases[0].runs[0].error.message  # type: ignore[union-attr]
+        report = run_suite(with_context, [case(str(i)) for i in range(50)])
+        assert report.ok and armed == []
+        report = run_suite(with_context, [case("hang", timeout_s=0.05), case("after")])
+        assert [c.status for c in report.cases] == ["error", "passed"]
+        assert report.cases[0].runs[0].error.type == "TimeoutError"  # type: ignore[union-attr]
+    finally:
+        release.set()
+
+
 def test_a_sync_run_leaves_no_cycles_for_the_collector() -> None:
     """Each run's timer closures are let go of when it ends: 400 runs leave the collector no garbage
     a run (it was 14 objects a run, and the collections they caused cost a few us a case)."""
