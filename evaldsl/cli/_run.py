@@ -37,34 +37,46 @@ cases is 0: a CI matrix wider than the suite must not fail for it).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import traceback
-from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from ._run_end import (
+    LAST_FAILED,
+    LAST_RECORD,
+    _finish,
+    _Full,
+    _note_cache,
+    _print_report,
+    _RanCases,
+    _report_writes,
+    _warn_unwritten,
+    _write_dashboard,
+)
+from ._run_inputs import (
+    _check_targets,
+    _files,
+    _keep_last_failed,
+    _previous,
+    _select,
+    _subject,
+    _unique_files,
+    _Usage,
+    _warn_unseen,
+)
 from ._types import positive_int, recorded_command
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 3, 4, 5
-LAST_RECORD = Path(".evaldsl") / "last.json"
-"""Where every run leaves its record, relative to the current directory."""
-LAST_FAILED = Path(".evaldsl") / "lastfailed.json"
-"""The ids of the cases that failed when they last ran, for `--lf` (see `report._lastfailed`)."""
 
 _EPILOG = """\
 exit codes: 0 all passed; 1 a case failed or errored; 2 interrupted (finished
 cases are kept on disk; finish with --resume); 3 internal error, or the record
 could not be written; 4 usage or compile error; 5 no case selected (an
 empty --shard of a non-empty selection exits 0)."""
-
-
-class _Usage(Exception):
-    """A problem with what the user asked for: one line on stderr, exit 4."""
 
 
 DEFAULT_CONCURRENCY = 8
@@ -139,6 +151,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 @dataclass
+
+
 class _Plan:
     """What a run will do, decided before anything runs."""
 
@@ -225,41 +239,6 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     if not all(written):  # every output attempted, whatever the first says
         return EXIT_INTERNAL, final, plan.models
     return (EXIT_OK if final.ok else EXIT_FAILED), final, plan.models
-
-
-class _Full:
-    """The whole record, read back from disk when an output first asks for it (JUnit, Markdown, HTML, upload)."""
-
-    def __init__(self, plan: _Plan, summary: Any) -> None:
-        self._plan, self._summary, self._report = plan, summary, None
-
-    def __call__(self) -> Any:
-        if self._report is None:
-            self._report = self._plan.keeper.report(self._summary)
-        return self._report
-
-
-def _note_cache(plan: _Plan) -> None:
-    """Keep the cache's counts in the record's meta."""
-    cache = plan.models.cache
-    if cache is not None and plan.models.backends:
-        plan.keeper.meta.cache = {"directory": str(cache.directory), "hits": cache.hits, "misses": cache.misses}
-
-
-def _write_dashboard(path: str | None, full: Any, keeper: Any) -> bool:
-    """``--html FILE``: the dashboard of the final record; False (said on stderr) when it cannot be written."""
-    if not path:
-        return True
-    from ..report._html import render_html, write_html
-
-    source = str(keeper.written[0]) if keeper.written else "this run"
-    try:
-        write_html(path, render_html([(source, full())]))
-    except OSError as exc:
-        print(f"evaldsl: cannot write the dashboard to {path}: {exc.strerror or exc}", file=sys.stderr)
-        return False
-    print(f"evaldsl: dashboard written to {path}", file=sys.stderr)
-    return True
 
 
 def _interrupted(plan: _Plan, started: float, args: argparse.Namespace) -> int:
@@ -352,14 +331,6 @@ def _meta(args: argparse.Namespace, subject: Any, flat: Sequence[Any], previous:
     return fill_meta(meta, subject, flat, args.concurrency, {k: v for k, v in selection.items() if v})
 
 
-def _print_report(digest: Any, summary: Any, started: float, note: str | None) -> None:
-    from ..report._terminal import use_colour
-
-    digest.write(sys.stdout, summary, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started,
-                 note=note)  # a listing at a time: the text of 100,000 failures is never held whole
-    sys.stdout.flush()
-
-
 async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress: Any) -> bool:
     """Run the cases while refreshing the progress line; True when -x stopped the run."""
     import asyncio  # here, not at the top: `evaldsl check` never pays for it
@@ -383,145 +354,6 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     return task.result()
 
 
-def _finish(plan: _Plan, *, complete: bool) -> Any:
-    """Fold the journals into the records, then update the .evaldsl cache (best effort); the summary."""
-    from ..report._lastfailed import update_lastfailed
-    from ..run._builder import now
-
-    keeper = plan.keeper
-    summary = plan.digest.summary()
-    keeper.meta.finished_at, keeper.meta.complete = now(), complete
-    keeper.finish(summary)
-    ran: Iterator[Any] = plan.ran.in_order(keeper)  # file, name, status: what the --lf cache reads
-    for path, write in ((LAST_RECORD, lambda: _copy_last(keeper, summary)),
-                        (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran))):
-        try:
-            write()
-        except OSError as exc:
-            print(f"evaldsl: warning: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
-    return summary
-
-
-def _copy_last(keeper: Any, summary: Any) -> None:
-    """``.evaldsl/last.json``: a copy of the record (the record itself when the run named none)."""
-    from ..report._json import copy_bytes, write_temp
-
-    if keeper.optional_kept:
-        return  # the run named no record file: last.json is the record
-    if not keeper.written:  # every record file failed: last.json is the one copy on disk
-        keeper.save_copy(LAST_RECORD, summary)
-        return
-    source = keeper.written[0]
-    LAST_RECORD.parent.mkdir(parents=True, exist_ok=True)
-    with open(source, "rb") as src:
-        tmp = write_temp(LAST_RECORD.parent, LAST_RECORD.name, lambda fh: copy_bytes(src, fh))
-    os.replace(tmp, LAST_RECORD)
-
-
-class _Ran(NamedTuple):
-    """A case that ran this time, as the --lf cache reads it."""
-
-    file: str
-    name: str
-    status: str
-
-
-_STATUSES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-
-
-class _RanCases:
-    """The cases that ran this time: each one's place in the record and its status, in two arrays
-    (a run of 100,000 cases keeps 9 bytes a case here; the keeper has their keys)."""
-
-    def __init__(self) -> None:
-        self.positions = array("q")
-        self.statuses = bytearray()
-
-    def add(self, position: int, status: str) -> None:
-        self.positions.append(position)
-        self.statuses.append(_STATUSES.index(status))
-
-    def in_order(self, keeper: Any) -> Iterator[_Ran]:
-        """Each case that ran, in record order, its key (file and name) from the keeper."""
-        positions = self.positions
-        order: Sequence[int] = range(len(positions))
-        if any(a > b for a, b in zip(positions, islice(positions, 1, None))):
-            order = sorted(order, key=positions.__getitem__)
-        for i in order:
-            file, name = keeper.key(positions[i])
-            yield _Ran(file, name, _STATUSES[self.statuses[i]])
-
-
-def _warn_unseen(suites: list[Any], subject: Any) -> None:
-    """Warn, once per suite, about `system` and mock answers an agent without a context never sees."""
-    if subject.context:
-        return
-    from dataclasses import replace
-
-    from ..compile._model import outlined
-    from ..run._context import unseen_settings
-
-    # it reads each case's name, settings and tools: outlines without expectations have them
-    described = [replace(suite, cases=outlined(suite.cases, labels=False)) for suite in suites]
-    for line in unseen_settings(described, f"{subject.kind} {subject.name!r}"):
-        print(f"evaldsl: {line}", file=sys.stderr)
-
-
-def _warn_unwritten(error: Any) -> None:
-    print(f"evaldsl: {error}; the run goes on", file=sys.stderr)
-
-
-def _report_writes(keeper: Any) -> bool:
-    """Say where the record went, and where it could not go; False when a file was not written."""
-    for path in keeper.written:
-        print(f"evaldsl: record written to {path}", file=sys.stderr)
-    for error in keeper.failed.values():
-        print(f"evaldsl: {error}; the report above is the only complete copy", file=sys.stderr)
-    return not keeper.failed
-
-
-def _check_targets(args: argparse.Namespace) -> None:
-    """Refuse record paths that cannot be what they must, before anything is loaded or run."""
-    for option, path in (("--json", args.json), ("--resume", args.resume)):
-        if path and Path(path).is_dir():
-            raise _Usage(f"{option} {path}: is a directory; {option} takes a record file (--out takes a folder)")
-    if args.html and Path(args.html).is_dir():
-        raise _Usage(f"--html {args.html}: is a directory; --html takes the .html file to write")
-    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise _Usage(f"--out {args.out}: is a file; --out takes a folder for records (--json takes a file)")
-    from ._outputs import check_output_targets
-
-    if problem := check_output_targets(args):
-        raise _Usage(problem)
-
-
-def _subject(args: argparse.Namespace, model: Any = None) -> Any:
-    from ..run._protocols import agent_subject, harness_subject, import_object
-
-    if model is not None:
-        return agent_subject(model)
-    spec = args.agent or args.harness
-    if not spec:
-        raise _Usage("give the agent to run: --agent MODULE:ATTR, --harness MODULE:ATTR or --model PROVIDER:MODEL")
-    option = "--agent" if args.agent else "--harness"
-    try:
-        obj = import_object(spec)
-        return agent_subject(obj) if args.agent else harness_subject(obj)
-    except (ImportError, TypeError) as exc:
-        raise _Usage(f"{option} {spec}: {exc}") from None
-
-
-def _files(paths: list[str]) -> list[Path]:
-    """The .evl files the paths name (directories searched recursively, as `check` does);
-    a path that does not exist, or a directory without one, is a usage error."""
-    from ._lang import PathProblem, evl_files
-
-    try:
-        return evl_files(paths)
-    except PathProblem as exc:
-        raise _Usage("\nevaldsl: ".join(exc.problems)) from None
-
-
 def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]:
     """Compile every file once, all errors at once."""
     from ..compile._compiler import compile_files
@@ -536,72 +368,6 @@ def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]
 
     gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
     return suites
-
-
-def _unique_files(paths: list[Path]) -> list[Path]:
-    """Each file once, at its first mention: `d d/x.evl ./d/x.evl` names d/x.evl three times."""
-    seen: set[Path] = set()
-    out = []
-    for path in paths:
-        resolved = path.resolve()
-        if resolved not in seen:
-            seen.add(resolved)
-            out.append(path)
-    return out
-
-
-def _previous(args: argparse.Namespace, subject: Any) -> Any:
-    """What --resume finishes (the record and its journal, `report._journal.Unfinished`), if any;
-    refused when another agent made it."""
-    if not args.resume:
-        return None
-    from ..report._journal import read_unfinished
-    from ..report._json import RecordError
-
-    try:
-        previous = read_unfinished(args.resume)
-    except RecordError as exc:
-        raise _Usage(str(exc)) from None
-    ours = args.model_name or subject.name
-    if previous.meta.agent != ours:
-        raise _Usage(f"--resume {args.resume}: the record is of agent {previous.meta.agent!r}, not {ours!r}; "
-                     "one record holds one agent (--model-name sets this run's name)")
-    return previous
-
-
-def _keep_last_failed(selected: Sequence[Any]) -> tuple[Sequence[Any], bool]:
-    """The selected cases that failed when they last ran; all of them (and False) when none did."""
-    from ..report._json import RecordError
-    from ..report._lastfailed import case_ref, read_lastfailed
-
-    try:
-        ids = read_lastfailed(LAST_FAILED)
-    except RecordError as exc:
-        raise _Usage(f"--lf: {exc}") from None
-    if not ids:
-        why = f"no failures recorded in {LAST_FAILED}" if ids is None else "no case failed last time"
-        print(f"evaldsl: --lf: {why}; running every selected case", file=sys.stderr)
-        return selected, False
-    from ..compile._model import case_keys
-    from ..run._select import picked
-
-    failed = set(ids)
-    kept = picked(selected, [i for i, (f, n) in enumerate(case_keys(selected)) if case_ref(f, n) in failed])
-    if not kept:
-        print(f"evaldsl: --lf: none of the {len(failed)} case(s) that failed last time is selected; "
-              "running every selected case", file=sys.stderr)
-        return selected, False
-    return kept, True
-
-
-def _select(flat: Sequence[Any], args: argparse.Namespace) -> Sequence[Any]:
-    from ..run._select import SelectionError, select_cases
-
-    try:
-        return select_cases(flat, keyword=args.keyword, markers=args.markers, tags=args.tag)
-    except SelectionError as exc:
-        raise _Usage(str(exc)) from None
-
 
 
 class _Null:

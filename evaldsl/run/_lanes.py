@@ -303,9 +303,9 @@ class Lanes:
                 done.append((unit, raw, latency, exc, began, lane.busy))
                 if isinstance(exc, KeyboardInterrupt) or inspect.isawaitable(raw):
                     self._closing = True  # the loop decides what comes next: take no more units
-                poke = not queue and not self._poked and self._loop is not None
-                if poke:  # nothing left to take: the loop looks now rather than at its timer
-                    self._poked = True
+                poke = not self._poked and self._loop is not None
+                if poke:  # the loop looks now rather than at its timer: what came back is recorded
+                    self._poked = True  # within moments (a kill -9 loses little), one wake while it is due
             if poke:
                 try:
                     self._loop.call_soon_threadsafe(self._poke)  # type: ignore[union-attr]

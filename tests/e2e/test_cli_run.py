@@ -598,7 +598,15 @@ def agent(prompt):
     calls = len(open(log).read().splitlines()) if os.path.exists(log) else 0
     with open(log, "a") as fh:
         fh.write(prompt + "\\n")
-    if calls == int(os.environ.get("E2E_BLOCK_AT", "-1")):  # the earlier cases are in the journal by now
+    if calls == int(os.environ.get("E2E_BLOCK_AT", "-1")):
+        # The kill is to come once this run's earlier cases are in its journal (a case is written
+        # there within moments of its agent returning, not before the next call begins).
+        journal, deadline = os.path.join(HERE, "rec.json.journal"), time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(journal, "rb") as fh:
+                if fh.read().count(b"\\n") >= 1 + calls:  # its header, then a line a case
+                    break
+            time.sleep(0.005)
         open(os.path.join(HERE, "blocking"), "w").close()
         time.sleep(600)
     return RunArtifacts(final_text=prompt)
