@@ -27,9 +27,8 @@ def make(cls: type[_M], **fields: Any) -> _M:
     matters when a file has hundreds of thousands of nodes.
     """
     obj = object.__new__(cls)
-    values = dict(_defaults(cls))
-    values.update(fields)
-    _set(obj, "__dict__", values)
+    defaults = _DEFAULTS.get(cls)
+    _set(obj, "__dict__", {**(_defaults(cls) if defaults is None else defaults), **fields})  # as dict().update()
     key = (cls, *fields)
     given = _FIELDS_SET.get(key)
     if given is None:

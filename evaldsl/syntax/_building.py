@@ -21,10 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedToken
-from lark.parsers.lalr_analysis import Shift
-from lark.parsers.lalr_interactive_parser import InteractiveParser
-from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 
 class Pos:
@@ -61,8 +57,13 @@ class Builder:
 BUILDER = Builder()
 
 
-def install(parser: Lark) -> None:
-    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``)."""
+def install(parser: Lark, *, lean: bool = True) -> None:
+    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``).
+
+    With ``lean``, a rule of one symbol takes its position straight from its
+    child (`_placed_one`); without, every rule goes the general way (the
+    same positions: the property tests compare the two).
+    """
     callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
     for rule, chain in parser._parse_tree_builder.rule_builders:
         name = str(rule.alias or rule.options.template_source or rule.origin.name)
@@ -72,7 +73,11 @@ def install(parser: Lark) -> None:
             base = _node(name)
         for wrap in chain:  # Lark's child filter (drops punctuation, inlines _rules) and ?rule pass-through
             base = wrap(base)
-        callbacks[rule] = _placed(base, passes_on=bool(rule.options.expand1 and not rule.alias))
+        passes_on = bool(rule.options.expand1 and not rule.alias)
+        if lean and len(rule.expansion) == 1:
+            callbacks[rule] = _placed_one(base, passes_on=passes_on)
+        else:
+            callbacks[rule] = _placed(base, passes_on=passes_on)
 
 
 _PENDING: list[Any] = [None, None]
@@ -110,6 +115,43 @@ def _placed(inner: Any, *, passes_on: bool) -> Any:
         result = inner(children)
         if result is not _PENDING[1] and isinstance(result, Tree):
             _widen(result._meta, first, last)  # type: ignore[arg-type]  # a ?rule passed its child on: it now spans the brackets too
+        _PENDING[1] = None
+        return result
+    return callback
+
+
+_new = object.__new__
+
+
+def _placed_one(inner: Any, *, passes_on: bool) -> Any:
+    """`_placed` for a rule of one symbol: its position is its child's, taken inline."""
+    def callback(children: list) -> Any:
+        meta: Any
+        child = children[0]
+        if passes_on and type(child) is Built:
+            return child
+        pos = _new(Pos)
+        if isinstance(child, Token):
+            pos.line = pos.c_line = child.line
+            pos.column = pos.c_column = child.column
+            pos.end_line = pos.c_end_line = child.end_line
+            pos.end_column = pos.c_end_column = child.end_column
+            pos.empty = False
+        elif isinstance(child, Tree) and not child._meta.empty:  # type: ignore[union-attr]
+            meta = child._meta
+            pos.line = pos.c_line = meta.c_line
+            pos.column = pos.c_column = meta.c_column
+            pos.end_line = pos.c_end_line = meta.c_end_line
+            pos.end_column = pos.c_end_column = meta.c_end_column
+            pos.empty = False
+        else:
+            pos.line = pos.c_line = pos.column = pos.c_column = None
+            pos.end_line = pos.c_end_line = pos.end_column = pos.c_end_column = None
+            pos.empty = True
+        _PENDING[0] = pos
+        result = inner(children)
+        if result is not _PENDING[1] and isinstance(result, Tree) and not pos.empty:
+            _widen(result._meta, (pos.line, pos.column), (pos.end_line, pos.end_column))  # type: ignore[arg-type]
         _PENDING[1] = None
         return result
     return callback
@@ -161,76 +203,3 @@ def _tree(name: str, *, statements: bool) -> Any:
         tree = _PENDING[1] = Tree(name, children, meta)
         return tree
     return build
-
-
-class _FastState(ParserState):
-    """Lark's LALR parser state with a leaner `feed_token`: the same table, the same steps.
-
-    Lark's loop checks ``assert arg != end_state`` on every reduction (a
-    Python-level `Rule.__eq__` call) and finds each rule's callback by
-    hashing the rule (a Python-level `Rule.__hash__`); here each reduction
-    finds its rule's size, left-hand side and callback by the rule's id, in
-    `_REDUCES`, made from the parse table once. Errors are raised exactly as
-    Lark raises them, so recovery (`_parser._Recovery`) sees the same state.
-    """
-
-    __slots__ = ()
-
-    def feed_token(self, token: Token, is_end: bool = False) -> Any:
-        state_stack, value_stack = self.state_stack, self.value_stack
-        states = self.parse_conf.states
-        end_state = self.parse_conf.end_state
-        reduces = _REDUCES
-        kind = token.type
-        while True:
-            row = states[state_stack[-1]]
-            try:
-                action, arg = row[kind]
-            except KeyError:
-                expected = {s for s in row if s.isupper()}
-                raise UnexpectedToken(token, expected, state=self, interactive_parser=None) from None
-            if action is Shift:
-                state_stack.append(arg)
-                value_stack.append(token)
-                return None
-            size, origin, callback = reduces[id(arg)]
-            if size:
-                children = value_stack[-size:]
-                del state_stack[-size:]
-                del value_stack[-size:]
-            else:
-                children = []
-            value = callback(children)
-            new_state = states[state_stack[-1]][origin][1]
-            state_stack.append(new_state)
-            value_stack.append(value)
-            if is_end and new_state == end_state:
-                return value
-
-
-_REDUCES: dict[int, tuple[int, str, Any]] = {}
-"""id(rule) -> (its length, its left-hand side, its callback), for every rule of the parse table."""
-
-
-def install_fast_state(parser: Lark) -> None:
-    """Make ``parser`` (after `install`) run `_FastState`; left as it is if Lark's internals differ."""
-    try:
-        inner = parser.parser.parser.parser
-        table, callbacks = inner.parse_table, inner.callbacks
-    except AttributeError:  # pragma: no cover - another Lark version: its own loop still works
-        return
-    if any(isinstance(key, str) for key in callbacks):  # pragma: no cover - terminal callbacks: not handled here
-        return
-    for row in table.states.values():
-        for action, arg in row.values():
-            if action is not Shift:
-                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callbacks[arg])
-
-    def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
-              start_interactive: bool = False) -> Any:
-        state = _FastState(ParseConf(table, callbacks, start), lexer, state_stack, value_stack)
-        if start_interactive:  # pragma: no cover - not used by evaldsl
-            return InteractiveParser(inner, state, state.lexer)
-        return inner.parse_from_state(state)
-
-    inner.parse = parse

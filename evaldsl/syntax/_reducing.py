@@ -1,0 +1,92 @@
+"""A leaner LALR step over Lark's own parse table: the same shifts, reductions and errors, with less work.
+
+Lark's `ParserState.feed_token` checks ``assert arg != end_state`` on every
+reduction (a Python-level `Rule.__eq__` call) and finds each rule's
+callback by hashing the rule (a Python-level `Rule.__hash__`).
+`FastState.feed_token` finds each rule's size, left-hand side and callback
+by the rule's id, in a table made from the parse table once, and takes the
+one child of a rule of one symbol off the stack without slicing it. It
+raises errors exactly as Lark raises them, from the same state, so error
+recovery (`_parser._Recovery`) sees what it would see with Lark's loop.
+
+`install_fast_state` changes nothing if Lark's internals are not what it
+expects (Lark's own loop then runs, with the same callbacks).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
+
+
+class FastState(ParserState):
+    """Lark's LALR parser state with a leaner `feed_token` (see the module's docstring); no state of its own."""
+
+    __slots__ = ()
+
+    def feed_token(self, token: Token, is_end: bool = False) -> Any:
+        state_stack, value_stack = self.state_stack, self.value_stack
+        states = self.parse_conf.states
+        end_state = self.parse_conf.end_state
+        reduces = _REDUCES
+        kind = token.type
+        while True:
+            row = states[state_stack[-1]]
+            try:
+                action, arg = row[kind]
+            except KeyError:
+                expected = {s for s in row if s.isupper()}
+                raise UnexpectedToken(token, expected, state=self, interactive_parser=None) from None
+            if action is Shift:
+                state_stack.append(arg)
+                value_stack.append(token)
+                return None
+            size, origin, callback = reduces[id(arg)]
+            if size == 1:
+                children = [value_stack.pop()]
+                del state_stack[-1]
+            elif size:
+                children = value_stack[-size:]
+                del state_stack[-size:]
+                del value_stack[-size:]
+            else:
+                children = []
+            value = callback(children)
+            new_state = states[state_stack[-1]][origin][1]
+            state_stack.append(new_state)
+            value_stack.append(value)
+            if is_end and new_state == end_state:
+                return value
+
+
+_REDUCES: dict[int, tuple[int, str, Any]] = {}
+"""id(rule) -> (its length, its left-hand side, its callback), for every rule of the parse table."""
+
+
+def install_fast_state(parser: Lark) -> None:
+    """Make ``parser`` (after `_building.install`) run `FastState`; left as it is if Lark's internals differ."""
+    try:
+        inner = parser.parser.parser.parser
+        table, callbacks = inner.parse_table, inner.callbacks
+    except AttributeError:  # pragma: no cover - another Lark version: its own loop still works
+        return
+    if any(isinstance(key, str) for key in callbacks):  # pragma: no cover - terminal callbacks: not handled here
+        return
+    for row in table.states.values():
+        for action, arg in row.values():
+            if action is not Shift:
+                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callbacks[arg])
+
+    def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
+              start_interactive: bool = False) -> Any:
+        state = FastState(ParseConf(table, callbacks, start), lexer, state_stack, value_stack)
+        if start_interactive:  # pragma: no cover - not used by evaldsl
+            return InteractiveParser(inner, state, state.lexer)
+        return inner.parse_from_state(state)
+
+    inner.parse = parse
