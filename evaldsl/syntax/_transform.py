@@ -70,7 +70,8 @@ class ToAst(RuleMethods):
         return a.span(self.filename, tok.line, tok.column, tok.end_line, tok.end_column)
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
-        return a.make(cls, span=self._span(meta), **fields)
+        span = a.span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)  # `_span`, inline
+        return a.make(cls, span=span, **fields)
 
     def _decode(self, tok: Token) -> str:
         text = str(tok)
