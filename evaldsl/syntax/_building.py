@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from lark import Lark, Token, Tree
+from lark.parse_tree_builder import ExpandSingleChild
 
 
 class Pos:
@@ -62,7 +63,10 @@ def install(parser: Lark, *, lean: bool = True) -> None:
 
     With ``lean``, a rule of one symbol takes its position straight from its
     child (`_placed_one`); without, every rule goes the general way (the
-    same positions: the property tests compare the two).
+    same positions: the property tests compare the two). A callback marked
+    ``passes_child`` (a `?rule` of one symbol, which Lark's `ExpandSingleChild`
+    makes give back its one child, whatever it is) may be skipped by the
+    parser's loop, the child left where it is (`_reducing`).
     """
     callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
     for rule, chain in parser._parse_tree_builder.rule_builders:
@@ -75,7 +79,8 @@ def install(parser: Lark, *, lean: bool = True) -> None:
             base = wrap(base)
         passes_on = bool(rule.options.expand1 and not rule.alias)
         if lean and len(rule.expansion) == 1:
-            callbacks[rule] = _placed_one(base, passes_on=passes_on)
+            callbacks[rule] = callback = _placed_one(base, passes_on=passes_on)
+            callback.passes_child = passes_on and chain == [ExpandSingleChild]  # type: ignore[attr-defined]
         else:
             callbacks[rule] = _placed(base, passes_on=passes_on)
 

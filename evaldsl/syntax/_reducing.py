@@ -5,7 +5,11 @@ reduction (a Python-level `Rule.__eq__` call) and finds each rule's
 callback by hashing the rule (a Python-level `Rule.__hash__`).
 `FastState.feed_token` finds each rule's size, left-hand side and callback
 by the rule's id, in a table made from the parse table once, and takes the
-one child of a rule of one symbol off the stack without slicing it. It
+one child of a rule of one symbol off the stack without slicing it. A
+`?rule` of one symbol (`?or_expr: and_expr ...` with a single `and_expr`:
+a third of all reductions) gives back its child unchanged, so its callback
+(marked ``passes_child`` by `_building.install`) is not called at all: the
+child stays on the value stack and only the state changes. It
 raises errors exactly as Lark raises them, from the same state, so error
 recovery (`_parser._Recovery`) sees what it would see with Lark's loop.
 
@@ -47,6 +51,11 @@ class FastState(ParserState):
                 value_stack.append(token)
                 return None
             size, origin, callback = reduces[id(arg)]
+            if callback is None:  # a `?rule` of one symbol: its child is its value, left on the stack as it is
+                state_stack[-1] = new_state = states[state_stack[-2]][origin][1]
+                if is_end and new_state == end_state:
+                    return value_stack[-1]
+                continue
             if size == 1:
                 children = [value_stack.pop()]
                 del state_stack[-1]
@@ -65,7 +74,8 @@ class FastState(ParserState):
 
 
 _REDUCES: dict[int, tuple[int, str, Any]] = {}
-"""id(rule) -> (its length, its left-hand side, its callback), for every rule of the parse table."""
+"""id(rule) -> (its length, its left-hand side, its callback or None to pass its child on), for every rule
+of the parse table."""
 
 
 def install_fast_state(parser: Lark) -> None:
@@ -80,7 +90,10 @@ def install_fast_state(parser: Lark) -> None:
     for row in table.states.values():
         for action, arg in row.values():
             if action is not Shift:
-                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callbacks[arg])
+                callback = callbacks[arg]
+                if getattr(callback, "passes_child", False) and len(arg.expansion) == 1:
+                    callback = None  # it would give back its one child: no call, no change to the stack
+                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callback)
 
     def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
               start_interactive: bool = False) -> Any:
