@@ -3,8 +3,8 @@
 Lark's `ParserState.feed_token` checks ``assert arg != end_state`` on every
 reduction (a Python-level `Rule.__eq__` call) and finds each rule's
 callback by hashing the rule (a Python-level `Rule.__hash__`).
-`FastState.feed_token` finds each rule's size, left-hand side and callback
-by the rule's id, in a table made from the parse table once, and takes the
+`FastState.feed_token` reads each rule's size, left-hand side and callback
+from a copy of the parse table made once (`fast_rows`), and takes the
 one child of a rule of one symbol off the stack without slicing it. A
 `?rule` of one symbol (`?or_expr: and_expr ...` with a single `and_expr`:
 a third of all reductions) gives back its child unchanged, so its callback
@@ -28,19 +28,28 @@ from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 
+class FastConf(ParseConf):
+    """Lark's `ParseConf` with `rows`: the parse table's states with each reduction's rule already looked up."""
+
+    __slots__ = ("rows",)
+
+    rows: dict[Any, dict[str, tuple[Any, Any]]]
+
+
 class FastState(ParserState):
     """Lark's LALR parser state with a leaner `feed_token` (see the module's docstring); no state of its own."""
 
     __slots__ = ()
 
+    parse_conf: FastConf
+
     def feed_token(self, token: Token, is_end: bool = False) -> Any:
         state_stack, value_stack = self.state_stack, self.value_stack
-        states = self.parse_conf.states
+        rows = self.parse_conf.rows
         end_state = self.parse_conf.end_state
-        reduces = _REDUCES
         kind = token.type
         while True:
-            row = states[state_stack[-1]]
+            row = rows[state_stack[-1]]
             try:
                 action, arg = row[kind]
             except KeyError:
@@ -50,10 +59,10 @@ class FastState(ParserState):
                 state_stack.append(arg)
                 value_stack.append(token)
                 return None
-            size, origin, callback = reduces[id(arg)]
+            size, origin, callback = arg
             if callback is None:  # a `?rule` of one symbol: its child is its value, left on the stack as it is
-                state_stack[-1] = new_state = states[state_stack[-2]][origin][1]
-                if is_end and new_state == end_state:
+                state_stack[-1] = new_state = rows[state_stack[-2]][origin][1]
+                if is_end and new_state == end_state:  # pragma: no cover - the start rule is no `?rule`
                     return value_stack[-1]
                 continue
             if size == 1:
@@ -66,16 +75,26 @@ class FastState(ParserState):
             else:
                 children = []
             value = callback(children)
-            new_state = states[state_stack[-1]][origin][1]
+            new_state = rows[state_stack[-1]][origin][1]
             state_stack.append(new_state)
             value_stack.append(value)
             if is_end and new_state == end_state:
                 return value
 
 
-_REDUCES: dict[int, tuple[int, str, Any]] = {}
-"""id(rule) -> (its length, its left-hand side, its callback or None to pass its child on), for every rule
-of the parse table."""
+def fast_rows(table: Any, callbacks: Any) -> dict[Any, dict[str, tuple[Any, Any]]]:
+    """The parse table's states, each reduction ``(Reduce, rule)`` made ``(Reduce, (its length, its left-hand
+    side, its callback or None to pass its one child on))``; shifts and gotos are Lark's own entries."""
+    reduces: dict[Any, tuple[Any, Any]] = {}
+    for row in table.states.values():
+        for action, rule in row.values():
+            if action is not Shift and rule not in reduces:
+                callback = callbacks[rule]
+                if getattr(callback, "passes_child", False) and len(rule.expansion) == 1:
+                    callback = None  # it would give back its one child: no call, no change to the stack
+                reduces[rule] = (action, (len(rule.expansion), rule.origin.name, callback))
+    return {state: {sym: entry if entry[0] is Shift else reduces[entry[1]] for sym, entry in row.items()}
+            for state, row in table.states.items()}
 
 
 def install_fast_state(parser: Lark) -> None:
@@ -87,18 +106,14 @@ def install_fast_state(parser: Lark) -> None:
         return
     if any(isinstance(key, str) for key in callbacks):  # pragma: no cover - terminal callbacks: not handled here
         return
-    for row in table.states.values():
-        for action, arg in row.values():
-            if action is not Shift:
-                callback = callbacks[arg]
-                if getattr(callback, "passes_child", False) and len(arg.expansion) == 1:
-                    callback = None  # it would give back its one child: no call, no change to the stack
-                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callback)
+    rows = fast_rows(table, callbacks)
 
     def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
               start_interactive: bool = False) -> Any:
-        state = FastState(ParseConf(table, callbacks, start), lexer, state_stack, value_stack)
-        if start_interactive:  # pragma: no cover - not used by evaldsl
+        conf = FastConf(table, callbacks, start)
+        conf.rows = rows
+        state = FastState(conf, lexer, state_stack, value_stack)
+        if start_interactive:  # `_syntax_errors` asks what a file may start with
             return InteractiveParser(inner, state, state.lexer)
         return inner.parse_from_state(state)
 
