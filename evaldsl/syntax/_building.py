@@ -18,10 +18,11 @@ widened to the brackets around it.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from lark import Lark, Token, Tree
-from lark.parse_tree_builder import ExpandSingleChild
+from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 
 
 class Pos:
@@ -61,9 +62,12 @@ BUILDER = Builder()
 def install(parser: Lark, *, lean: bool = True) -> None:
     """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``).
 
-    With ``lean``, a rule of one symbol takes its position straight from its
-    child (`_placed_one`); without, every rule goes the general way (the
-    same positions: the property tests compare the two). A callback marked
+    With ``lean``, a rule built by a `ToAst` method whose Lark chain is at
+    most a child filter that only drops and adds children gets one callback
+    that does it all (`_built`), and another rule of one symbol takes its
+    position straight from its child (`_placed_one`); without, every rule
+    goes the general way (the same values and positions: the property tests
+    compare the two). A callback marked
     ``passes_child`` (a `?rule` of one symbol, which Lark's `ExpandSingleChild`
     makes give back its one child, whatever it is) may be skipped by the
     parser's loop, the child left where it is (`_reducing`).
@@ -71,6 +75,10 @@ def install(parser: Lark, *, lean: bool = True) -> None:
     callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
     for rule, chain in parser._parse_tree_builder.rule_builders:
         name = str(rule.alias or rule.options.template_source or rule.origin.name)
+        take = _plain_filter(chain, len(rule.expansion)) if lean and not name.startswith("_") else None
+        if take is not None:
+            callbacks[rule] = _built(name, take)
+            continue
         if name.startswith("_"):
             base = _tree(name, statements=name.startswith("__start"))
         else:
@@ -83,6 +91,70 @@ def install(parser: Lark, *, lean: bool = True) -> None:
             callback.passes_child = passes_on and chain == [ExpandSingleChild]  # type: ignore[attr-defined]
         else:
             callbacks[rule] = _placed(base, passes_on=passes_on)
+
+
+def _plain_filter(chain: list, size: int) -> list | None:
+    """Which child goes where (None: a placeholder's None) if ``chain`` is at most one of Lark's LALR child
+    filters that inlines nothing; None for any other chain (a `?rule`'s pass-through, an inlined `_rule`)."""
+    if not chain:
+        return list(range(size))
+    if len(chain) != 1 or not isinstance(chain[0], partial) or chain[0].keywords:
+        return None
+    func, args = chain[0].func, chain[0].args
+    if func is ChildFilterLALR_NoPlaceholders and len(args) == 1:
+        if any(expand for _, expand in args[0]):
+            return None
+        return [i for i, _ in args[0]]
+    if func is ChildFilterLALR and len(args) == 2:
+        take: list = []
+        for i, expand, nones in args[0]:
+            if expand:
+                return None
+            take += [None] * nones + [i]
+        return take + [None] * args[1]
+    return None
+
+
+def _built(name: str, take: list) -> Any:
+    """`_placed`, Lark's child filter (as ``take`` says) and `_node`'s build, in one call."""
+    def callback(children: list) -> Built:
+        pos = _new(Pos)
+        pos.line = pos.c_line = pos.column = pos.c_column = None
+        pos.end_line = pos.c_end_line = pos.end_column = pos.c_end_column = None
+        pos.empty = True
+        for child in children:  # `_first`
+            if isinstance(child, Token):
+                pos.line = pos.c_line = child.line
+                pos.column = pos.c_column = child.column
+                pos.empty = False
+                break
+            if isinstance(child, Tree) and not child._meta.empty:  # type: ignore[union-attr]
+                meta: Any = child._meta
+                pos.line = pos.c_line = meta.c_line
+                pos.column = pos.c_column = meta.c_column
+                pos.empty = False
+                break
+        for child in reversed(children):  # `_last`
+            if isinstance(child, Token):
+                pos.end_line = pos.c_end_line = child.end_line
+                pos.end_column = pos.c_end_column = child.end_column
+                pos.empty = False
+                break
+            if isinstance(child, Tree) and not child._meta.empty:  # type: ignore[union-attr]
+                meta = child._meta
+                pos.end_line = pos.c_end_line = meta.c_end_line
+                pos.end_column = pos.c_end_column = meta.c_end_column
+                pos.empty = False
+                break
+        values: list = []
+        for i in take:
+            if i is None:
+                values.append(None)
+            else:
+                child = children[i]
+                values.append(child.value if type(child) is Built else child)
+        return Built(getattr(BUILDER.current, name)(pos, values), pos)
+    return callback
 
 
 _PENDING: list[Any] = [None, None]
