@@ -39,6 +39,21 @@ def make(cls: type[_M], **fields: Any) -> _M:
     return obj
 
 
+def make_at(cls: type[_M], span: Any, fields: dict[str, Any]) -> _M:
+    """``make(cls, span=span, **fields)`` (the same dict, in the same order), without unpacking ``fields`` again."""
+    obj = object.__new__(cls)
+    defaults = _DEFAULTS.get(cls)
+    _set(obj, "__dict__", {**(_defaults(cls) if defaults is None else defaults), "span": span, **fields})
+    key = (cls, "span", *fields)
+    given = _FIELDS_SET.get(key)
+    if given is None:
+        given = _FIELDS_SET[key] = {"span", *fields}
+    _set(obj, "__pydantic_fields_set__", given)
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
 def replaced(node: _M, **changes: Any) -> _M:
     """``node.model_copy(update=changes)``, fast: a case filled from each of many rows makes many."""
     obj = object.__new__(type(node))

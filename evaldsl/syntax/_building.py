@@ -153,7 +153,10 @@ def _built(name: str, take: list) -> Any:
             else:
                 child = children[i]
                 values.append(child.value if type(child) is Built else child)
-        return Built(getattr(BUILDER.current, name)(pos, values), pos)
+        node = _new(Built)  # `Built(value, pos)`, without the call
+        node.data, node.children, node._meta = "built", [], pos  # type: ignore[assignment]
+        node.value = getattr(BUILDER.current, name)(pos, values)
+        return node
     return callback
 
 

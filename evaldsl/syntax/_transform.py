@@ -71,7 +71,7 @@ class ToAst(RuleMethods):
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
         span = a.span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)  # `_span`, inline
-        return a.make(cls, span=span, **fields)
+        return a.make_at(cls, span, fields)
 
     def _decode(self, tok: Token) -> str:
         text = str(tok)
