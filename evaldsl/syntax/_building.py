@@ -14,6 +14,16 @@ spans depend on them): a node starts where its first positioned child
 starts and ends where its last ends; a child's "container" position is
 used, which for a `?rule` that passed its only child on (`(a or b)`) is
 widened to the brackets around it.
+
+Most rules take a shorter way to the same values and positions (`install`'s
+``lean``): a rule built by a `ToAst` method whose Lark chain only drops
+punctuation and adds placeholders' Nones gets one callback that does it all
+(`_built`); another rule of one symbol is placed from its child inline
+(`_placed_one`); a `?rule` of one symbol is marked so that the LALR loop
+(`_reducing`) passes its child on without a call. A chain this does not
+recognise (another Lark version's) goes the general way. `build_parser(fast=
+False)` keeps the general way for every rule, for the property test that
+compares the two (tests/properties/test_fast_parse_props.py).
 """
 
 from __future__ import annotations
@@ -22,7 +32,11 @@ from functools import partial
 from typing import Any
 
 from lark import Lark, Token, Tree
-from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
+
+try:
+    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
+except ImportError:  # pragma: no cover - another Lark version: its chains go the general way
+    ChildFilterLALR = ChildFilterLALR_NoPlaceholders = ExpandSingleChild = None  # type: ignore[misc,assignment]
 
 
 class Pos:
@@ -122,25 +136,27 @@ def _built(name: str, take: list) -> Any:
         pos.line = pos.c_line = pos.column = pos.c_column = None
         pos.end_line = pos.c_end_line = pos.end_column = pos.c_end_column = None
         pos.empty = True
-        for child in children:  # `_first`
-            if isinstance(child, Token):
+        for child in children:  # `_first` (the exact types first: `isinstance` only for others)
+            kind = type(child)
+            if kind is Token or (kind is not Built and isinstance(child, Token)):
                 pos.line = pos.c_line = child.line
                 pos.column = pos.c_column = child.column
                 pos.empty = False
                 break
-            if isinstance(child, Tree) and not child._meta.empty:  # type: ignore[union-attr]
+            if (kind is Built or isinstance(child, Tree)) and not child._meta.empty:  # type: ignore[union-attr]
                 meta: Any = child._meta
                 pos.line = pos.c_line = meta.c_line
                 pos.column = pos.c_column = meta.c_column
                 pos.empty = False
                 break
         for child in reversed(children):  # `_last`
-            if isinstance(child, Token):
+            kind = type(child)
+            if kind is Token or (kind is not Built and isinstance(child, Token)):
                 pos.end_line = pos.c_end_line = child.end_line
                 pos.end_column = pos.c_end_column = child.end_column
                 pos.empty = False
                 break
-            if isinstance(child, Tree) and not child._meta.empty:  # type: ignore[union-attr]
+            if (kind is Built or isinstance(child, Tree)) and not child._meta.empty:  # type: ignore[union-attr]
                 meta = child._meta
                 pos.end_line = pos.c_end_line = meta.c_end_line
                 pos.end_column = pos.c_end_column = meta.c_end_column
@@ -211,13 +227,14 @@ def _placed_one(inner: Any, *, passes_on: bool) -> Any:
         if passes_on and type(child) is Built:
             return child
         pos = _new(Pos)
-        if isinstance(child, Token):
+        kind = type(child)
+        if kind is Token or (kind is not Built and isinstance(child, Token)):  # (exact types first, as in `_built`)
             pos.line = pos.c_line = child.line
             pos.column = pos.c_column = child.column
             pos.end_line = pos.c_end_line = child.end_line
             pos.end_column = pos.c_end_column = child.end_column
             pos.empty = False
-        elif isinstance(child, Tree) and not child._meta.empty:  # type: ignore[union-attr]
+        elif (kind is Built or isinstance(child, Tree)) and not child._meta.empty:  # type: ignore[union-attr]
             meta = child._meta
             pos.line = pos.c_line = meta.c_line
             pos.column = pos.c_column = meta.c_column
