@@ -14,17 +14,29 @@ spans depend on them): a node starts where its first positioned child
 starts and ends where its last ends; a child's "container" position is
 used, which for a `?rule` that passed its only child on (`(a or b)`) is
 widened to the brackets around it.
+
+Most rules take a shorter way to the same values and positions (`install`'s
+``lean``): a rule built by a `ToAst` method whose Lark chain only drops
+punctuation and adds placeholders' Nones gets one callback that does it all
+(`_built`); another rule of one symbol is placed from its child inline
+(`_placed_one`); a `?rule` of one symbol is marked so that the LALR loop
+(`_reducing`) passes its child on without a call. A chain this does not
+recognise (another Lark version's) goes the general way. `build_parser(fast=
+False)` keeps the general way for every rule, for the property test that
+compares the two (tests/properties/test_fast_parse_props.py).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedToken
-from lark.parsers.lalr_analysis import Shift
-from lark.parsers.lalr_interactive_parser import InteractiveParser
-from lark.parsers.lalr_parser_state import ParseConf, ParserState
+
+try:
+    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
+except ImportError:  # pragma: no cover - another Lark version: its chains go the general way
+    ChildFilterLALR = ChildFilterLALR_NoPlaceholders = ExpandSingleChild = None  # type: ignore[misc,assignment]
 
 
 class Pos:
@@ -61,18 +73,107 @@ class Builder:
 BUILDER = Builder()
 
 
-def install(parser: Lark) -> None:
-    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``)."""
+def install(parser: Lark, *, lean: bool = True) -> None:
+    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``).
+
+    With ``lean``, a rule built by a `ToAst` method whose Lark chain is at
+    most a child filter that only drops and adds children gets one callback
+    that does it all (`_built`), and another rule of one symbol takes its
+    position straight from its child (`_placed_one`); without, every rule
+    goes the general way (the same values and positions: the property tests
+    compare the two). A callback marked
+    ``passes_child`` (a `?rule` of one symbol, which Lark's `ExpandSingleChild`
+    makes give back its one child, whatever it is) may be skipped by the
+    parser's loop, the child left where it is (`_reducing`).
+    """
     callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
     for rule, chain in parser._parse_tree_builder.rule_builders:
         name = str(rule.alias or rule.options.template_source or rule.origin.name)
+        take = _plain_filter(chain, len(rule.expansion)) if lean and not name.startswith("_") else None
+        if take is not None:
+            callbacks[rule] = _built(name, take)
+            continue
         if name.startswith("_"):
             base = _tree(name, statements=name.startswith("__start"))
         else:
             base = _node(name)
         for wrap in chain:  # Lark's child filter (drops punctuation, inlines _rules) and ?rule pass-through
             base = wrap(base)
-        callbacks[rule] = _placed(base, passes_on=bool(rule.options.expand1 and not rule.alias))
+        passes_on = bool(rule.options.expand1 and not rule.alias)
+        if lean and len(rule.expansion) == 1:
+            callbacks[rule] = callback = _placed_one(base, passes_on=passes_on)
+            callback.passes_child = passes_on and chain == [ExpandSingleChild]  # type: ignore[attr-defined]
+        else:
+            callbacks[rule] = _placed(base, passes_on=passes_on)
+
+
+def _plain_filter(chain: list, size: int) -> list | None:
+    """Which child goes where (None: a placeholder's None) if ``chain`` is at most one of Lark's LALR child
+    filters that inlines nothing; None for any other chain (a `?rule`'s pass-through, an inlined `_rule`)."""
+    if not chain:
+        return list(range(size))
+    if len(chain) != 1 or not isinstance(chain[0], partial) or chain[0].keywords:
+        return None
+    func, args = chain[0].func, chain[0].args
+    if func is ChildFilterLALR_NoPlaceholders and len(args) == 1:
+        if any(expand for _, expand in args[0]):
+            return None
+        return [i for i, _ in args[0]]
+    if func is ChildFilterLALR and len(args) == 2:
+        take: list = []
+        for i, expand, nones in args[0]:
+            if expand:
+                return None
+            take += [None] * nones + [i]
+        return take + [None] * args[1]
+    return None
+
+
+def _built(name: str, take: list) -> Any:
+    """`_placed`, Lark's child filter (as ``take`` says) and `_node`'s build, in one call."""
+    def callback(children: list) -> Built:
+        pos = _new(Pos)
+        pos.line = pos.c_line = pos.column = pos.c_column = None
+        pos.end_line = pos.c_end_line = pos.end_column = pos.c_end_column = None
+        pos.empty = True
+        for child in children:  # `_first` (the exact types first: `isinstance` only for others)
+            kind = type(child)
+            if kind is Token or (kind is not Built and isinstance(child, Token)):
+                pos.line = pos.c_line = child.line
+                pos.column = pos.c_column = child.column
+                pos.empty = False
+                break
+            if (kind is Built or isinstance(child, Tree)) and not child._meta.empty:  # type: ignore[union-attr]
+                meta: Any = child._meta
+                pos.line = pos.c_line = meta.c_line
+                pos.column = pos.c_column = meta.c_column
+                pos.empty = False
+                break
+        for child in reversed(children):  # `_last`
+            kind = type(child)
+            if kind is Token or (kind is not Built and isinstance(child, Token)):
+                pos.end_line = pos.c_end_line = child.end_line
+                pos.end_column = pos.c_end_column = child.end_column
+                pos.empty = False
+                break
+            if (kind is Built or isinstance(child, Tree)) and not child._meta.empty:  # type: ignore[union-attr]
+                meta = child._meta
+                pos.end_line = pos.c_end_line = meta.c_end_line
+                pos.end_column = pos.c_end_column = meta.c_end_column
+                pos.empty = False
+                break
+        values: list = []
+        for i in take:
+            if i is None:
+                values.append(None)
+            else:
+                child = children[i]
+                values.append(child.value if type(child) is Built else child)
+        node = _new(Built)  # `Built(value, pos)`, without the call
+        node.data, node.children, node._meta = "built", [], pos  # type: ignore[assignment]
+        node.value = getattr(BUILDER.current, name)(pos, values)
+        return node
+    return callback
 
 
 _PENDING: list[Any] = [None, None]
@@ -110,6 +211,44 @@ def _placed(inner: Any, *, passes_on: bool) -> Any:
         result = inner(children)
         if result is not _PENDING[1] and isinstance(result, Tree):
             _widen(result._meta, first, last)  # type: ignore[arg-type]  # a ?rule passed its child on: it now spans the brackets too
+        _PENDING[1] = None
+        return result
+    return callback
+
+
+_new = object.__new__
+
+
+def _placed_one(inner: Any, *, passes_on: bool) -> Any:
+    """`_placed` for a rule of one symbol: its position is its child's, taken inline."""
+    def callback(children: list) -> Any:
+        meta: Any
+        child = children[0]
+        if passes_on and type(child) is Built:
+            return child
+        pos = _new(Pos)
+        kind = type(child)
+        if kind is Token or (kind is not Built and isinstance(child, Token)):  # (exact types first, as in `_built`)
+            pos.line = pos.c_line = child.line
+            pos.column = pos.c_column = child.column
+            pos.end_line = pos.c_end_line = child.end_line
+            pos.end_column = pos.c_end_column = child.end_column
+            pos.empty = False
+        elif (kind is Built or isinstance(child, Tree)) and not child._meta.empty:  # type: ignore[union-attr]
+            meta = child._meta
+            pos.line = pos.c_line = meta.c_line
+            pos.column = pos.c_column = meta.c_column
+            pos.end_line = pos.c_end_line = meta.c_end_line
+            pos.end_column = pos.c_end_column = meta.c_end_column
+            pos.empty = False
+        else:
+            pos.line = pos.c_line = pos.column = pos.c_column = None
+            pos.end_line = pos.c_end_line = pos.end_column = pos.c_end_column = None
+            pos.empty = True
+        _PENDING[0] = pos
+        result = inner(children)
+        if result is not _PENDING[1] and isinstance(result, Tree) and not pos.empty:
+            _widen(result._meta, (pos.line, pos.column), (pos.end_line, pos.end_column))  # type: ignore[arg-type]
         _PENDING[1] = None
         return result
     return callback
@@ -161,76 +300,3 @@ def _tree(name: str, *, statements: bool) -> Any:
         tree = _PENDING[1] = Tree(name, children, meta)
         return tree
     return build
-
-
-class _FastState(ParserState):
-    """Lark's LALR parser state with a leaner `feed_token`: the same table, the same steps.
-
-    Lark's loop checks ``assert arg != end_state`` on every reduction (a
-    Python-level `Rule.__eq__` call) and finds each rule's callback by
-    hashing the rule (a Python-level `Rule.__hash__`); here each reduction
-    finds its rule's size, left-hand side and callback by the rule's id, in
-    `_REDUCES`, made from the parse table once. Errors are raised exactly as
-    Lark raises them, so recovery (`_parser._Recovery`) sees the same state.
-    """
-
-    __slots__ = ()
-
-    def feed_token(self, token: Token, is_end: bool = False) -> Any:
-        state_stack, value_stack = self.state_stack, self.value_stack
-        states = self.parse_conf.states
-        end_state = self.parse_conf.end_state
-        reduces = _REDUCES
-        kind = token.type
-        while True:
-            row = states[state_stack[-1]]
-            try:
-                action, arg = row[kind]
-            except KeyError:
-                expected = {s for s in row if s.isupper()}
-                raise UnexpectedToken(token, expected, state=self, interactive_parser=None) from None
-            if action is Shift:
-                state_stack.append(arg)
-                value_stack.append(token)
-                return None
-            size, origin, callback = reduces[id(arg)]
-            if size:
-                children = value_stack[-size:]
-                del state_stack[-size:]
-                del value_stack[-size:]
-            else:
-                children = []
-            value = callback(children)
-            new_state = states[state_stack[-1]][origin][1]
-            state_stack.append(new_state)
-            value_stack.append(value)
-            if is_end and new_state == end_state:
-                return value
-
-
-_REDUCES: dict[int, tuple[int, str, Any]] = {}
-"""id(rule) -> (its length, its left-hand side, its callback), for every rule of the parse table."""
-
-
-def install_fast_state(parser: Lark) -> None:
-    """Make ``parser`` (after `install`) run `_FastState`; left as it is if Lark's internals differ."""
-    try:
-        inner = parser.parser.parser.parser
-        table, callbacks = inner.parse_table, inner.callbacks
-    except AttributeError:  # pragma: no cover - another Lark version: its own loop still works
-        return
-    if any(isinstance(key, str) for key in callbacks):  # pragma: no cover - terminal callbacks: not handled here
-        return
-    for row in table.states.values():
-        for action, arg in row.values():
-            if action is not Shift:
-                _REDUCES[id(arg)] = (len(arg.expansion), arg.origin.name, callbacks[arg])
-
-    def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
-              start_interactive: bool = False) -> Any:
-        state = _FastState(ParseConf(table, callbacks, start), lexer, state_stack, value_stack)
-        if start_interactive:  # pragma: no cover - not used by evaldsl
-            return InteractiveParser(inner, state, state.lexer)
-        return inner.parse_from_state(state)
-
-    inner.parse = parse

@@ -15,8 +15,9 @@ from pathlib import Path
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
-from ._building import install, install_fast_state
+from ._building import install
 from ._lexing import install_fast_lexer
+from ._reducing import install_fast_state
 
 OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
 CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
@@ -146,6 +147,12 @@ LOCK = threading.RLock()
 @lru_cache(maxsize=1)
 def get_parser() -> tuple[Lark, LineJoiner]:
     """The Lark instance (LALR, contextual lexer, strict), built once and cached on disk."""
+    return build_parser()
+
+
+def build_parser(*, fast: bool = True) -> tuple[Lark, LineJoiner]:
+    """A new Lark instance and its postlexer; ``fast=False`` leaves out the leaner paths
+    (`_lexing`, `_reducing`, `_building`'s one-symbol rules), for tests that compare the two."""
     joiner = LineJoiner()
     parser = Lark(
         grammar_path().read_text(encoding="utf-8"),
@@ -157,9 +164,10 @@ def get_parser() -> tuple[Lark, LineJoiner]:
         cache=True,
         postlex=joiner,
     )
-    install(parser)
-    install_fast_state(parser)
-    install_fast_lexer(parser)
+    install(parser, lean=fast)
+    if fast:
+        install_fast_state(parser)
+        install_fast_lexer(parser)
     return parser, joiner
 
 

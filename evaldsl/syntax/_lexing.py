@@ -25,7 +25,8 @@ class FastBasicLexer(BasicLexer):
     """`BasicLexer` with `next_token` inlined (see the module's docstring); no state of its own."""
 
     def next_token(self, lex_state: Any, parser_state: Any = None) -> Token:
-        mres = self.scanner._mres  # (the property builds the scanner and `callback` on first use)
+        scanner = self._scanner  # (the property builds the scanner and `callback` on first use)
+        mres = (self.scanner if scanner is None else scanner)._mres
         ignore, callbacks, newlines = self.ignore_types, self.callback, self.newline_types
         counter = lex_state.line_ctr
         source, end = lex_state.text.text, lex_state.text.end

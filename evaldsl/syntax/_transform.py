@@ -70,7 +70,7 @@ class ToAst(RuleMethods):
         return a.span(self.filename, tok.line, tok.column, tok.end_line, tok.end_column)
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
-        return a.make(cls, span=self._span(meta), **fields)
+        return a.make_spanned(cls, fields, self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _decode(self, tok: Token) -> str:
         text = str(tok)
