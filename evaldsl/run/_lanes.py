@@ -222,7 +222,13 @@ class Lanes:
                 self._left.insert(0, (slot, i, r, (raw, latency, began, busy)))
                 self._close(hand_back=True)
                 continue
-            self._record(slot, i, r, self._score(slot.case, r, raw, latency))
+            try:
+                run = self._score(slot.case, r, raw, latency)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise
+            except BaseException as error:  # a runner bug costs one run, never the lanes and their cases
+                run = RunResult(index=r, passed=False, score=0.0, latency_s=latency, error=error_info(error))
+            self._record(slot, i, r, run)
         if interrupt is not None:
             raise interrupt
         return True

@@ -176,3 +176,17 @@ def test_a_lane_with_nothing_left_to_take_has_the_loop_look_at_once(monkeypatch:
     worker.start()
     worker.join(30)  # far below a look; it ends within milliseconds
     assert box and box[0].ok
+
+
+def test_a_runner_bug_while_scoring_a_lanes_run_costs_that_run_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = _lanes.score_run
+
+    def flaky(subject: Any, case: Any, *args: Any, **kwargs: Any) -> Any:
+        if case.name == "bug":
+            raise RuntimeError("a bug in the runner")
+        return real(subject, case, *args, **kwargs)
+
+    monkeypatch.setattr(_lanes, "score_run", flaky)
+    report = run_suite(Calls(), [case("a"), case("bug"), case("b")])
+    assert [c.status for c in report.cases] == ["passed", "error", "passed"]
+    assert "a bug in the runner" in report.cases[1].runs[0].error.message  # type: ignore[union-attr]
