@@ -11,10 +11,9 @@ calls the agent, puts what it returned in a second queue, and takes the
 next unit at once; the loop looks at the lanes on a short timer, scores
 what came back (`_scoring.score_run`, the same scoring as every run),
 refills the queue, and wakes a lane only when it had found the queue empty.
-A lane that has put a result in asks the loop to look at once (one wake
-while one is pending, which a loop busy scoring costs nothing), so what
-came back is written to the record within moments and a short run does
-not wait for the timer.
+A lane that has put a result in asks the loop to look at once (never more
+than one such request pending), so what came back is written to the
+record within moments and a short run does not wait for the timer.
 
 What stays as it was:
 
