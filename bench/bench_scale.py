@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -135,7 +136,9 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
     """Per size and suite: ``check``, and ``run`` with each agent, ``--repeat`` times interleaved (a drift
     of the machine hits all three alike), least CPU of each. Two figures a case: the run's CPU beyond
     the check process's (two processes compared: noisy, as compiling 10,000 cases varies by a few
-    percent), and the run process's own CPU after its suites were compiled (one process)."""
+    percent; both the least run less the least check, and the median over the rounds of each round's
+    run less that round's check, which one lucky `check` does not move), and the run process's own CPU
+    after its suites were compiled (one process)."""
     print("\nrun: N cases x 5 expectations, agent that returns at once, --json")
     print("  (failing: bench_run.py's cases, all but one fail two expectations, each listed with its detail;"
           " passing: every case passes)")
@@ -150,11 +153,13 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
                                    f"{AGENTS}:{agent}", path.name, "--json", f"rec{cases}.json", "-q"]
             best: dict[str, dict] = {}
             after: dict[str, float] = {}
+            rounds: dict[str, list[float]] = {}  # each round's CPU of each process, for the paired differences
             for _ in range(REPEAT[0]):
                 for name, command in commands.items():
                     result = measure(command, cwd=work, env=_env())
                     if result["rc"] not in (0, 1):
                         print(result["output"].decode(errors="replace")[-2000:])
+                    rounds.setdefault(name, []).append(result["cpu"])
                     if name not in best or result["cpu"] < best[name]["cpu"]:
                         best[name] = result
                     split = _split(result["output"])
@@ -166,9 +171,11 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
             for agent in ("InstantAsync", "InstantSync"):
                 run = best[agent]
                 beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
+                paired = statistics.median(r - c for r, c in zip(rounds[agent], rounds["check"])) / cases * 1e6
                 own = after[agent] / cases * 1e6 if agent in after else float("nan")
                 print(_row(f"run --json ({agent}, {kind})", cases, run,
-                           f"beyond check {beyond:.0f} us a case; after compiling {own:.0f} us; "
+                           f"beyond check {beyond:.0f} us a case (median of the rounds' differences "
+                           f"{paired:.0f}); after compiling {own:.0f} us; "
                            f"{run['rss_mb'] - check['rss_mb']:+.0f} MB RSS"))
 
 
