@@ -131,7 +131,8 @@ def timeout_run(index: int, timeout: float, elapsed: float, *, on_loop: bool) ->
 
 
 async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool, index: int = 0) -> tuple[Any, Any, float]:
-    """Call the agent (or harness setup + run); returns (raw result, world, run seconds).
+    """Call an agent or harness with an async part (async `run`, or an async `setup`); returns (raw
+    result, world, run seconds).
 
     A subject whose ``run`` takes a `CaseContext` gets one as its last argument;
     the calls it records become the run's tool calls (see `run._context`).
@@ -146,20 +147,10 @@ async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool, index:
 async def _invoke_plain(
     subject: Subject, case: CompiledCase, pool: DaemonPool, extra: tuple[Any, ...]
 ) -> tuple[Any, Any, float]:
-    if subject.setup is None:
-        if subject.run_is_async:
-            return await _timed_async(subject.run, case.prompt, *extra)
-        raw, latency = await pool.submit(_timed, subject.run, case.prompt, *extra)
-        if inspect.isawaitable(raw):  # tested here, not in _settle: most runs skip a coroutine
-            raw, latency = await _settle(raw, latency)
-        return raw, None, latency
-    if not subject.run_is_async and not subject.setup_is_async:
-        # One thread call for both, so a world tied to its thread (sqlite) still works.
-        raw, world, latency = await pool.submit(_sync_harness, subject, case, *extra)
-        if inspect.isawaitable(raw):
-            raw, latency = await _settle(raw, latency)
-        return raw, world, latency
-    world = await _call(subject.setup, pool, case.setup)
+    """`_invoke` for a subject with an async part (an all-sync one is one job: `execute_run`)."""
+    if subject.setup is None:  # an async agent
+        return await _timed_async(subject.run, case.prompt, *extra)
+    world = await _call(subject.setup, pool, case.setup)  # a harness: each sync part on a worker
     raw, _, latency = await _timed_async(_call, subject.run, pool, case.prompt, world, *extra)
     return raw, world, latency
 

@@ -249,7 +249,7 @@ class Lanes:
         """Time out the calls past their deadline and give a lane stuck on a slow call a sibling."""
         now = time.perf_counter()
         busy = self._clock.busy
-        expired: list[tuple[Unit, float]] = []
+        expired: list[tuple[Unit, float, float]] = []  # (unit, its timeout, seconds since its call began)
         stuck = 0
         with self._cond:
             for lane in self._lanes:
@@ -260,15 +260,13 @@ class Lanes:
                 timeout = unit[0].case.settings.timeout_s
                 if now - lane.began > timeout + (busy - lane.busy):
                     lane.abandoned = True
-                    expired.append((unit, now - lane.began))
+                    expired.append((unit, timeout, now - lane.began))
                 elif lane.seen is unit:
                     stuck += 1
                 lane.seen = unit
             if expired:
                 self._lanes = [lane for lane in self._lanes if not lane.abandoned]
-        for unit, elapsed in expired:
-            slot, i, r = unit
-            timeout = slot.case.settings.timeout_s
+        for (slot, i, r), timeout, elapsed in expired:  # recorded outside the lock: recording writes the journal
             self._record(slot, i, r, timeout_run(r, timeout, elapsed, on_loop=False))
         want = len(expired) + stuck if self._queue and not self._closing else 0
         for _ in range(min(want, self._limit - len(self._lanes))):

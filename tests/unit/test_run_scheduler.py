@@ -506,9 +506,8 @@ def test_a_sync_agent_whose_returned_coroutine_hangs_still_times_out() -> None:
     assert run.error.message.endswith("the run was cancelled")  # its coroutine ran on the loop, and was stopped
 
 
-def test_instant_sync_runs_arm_no_timers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A plain sync agent's run sets no timer of its own (what one costs is a tenth of such a run): its
-    job's deadline is kept by the pool; the results are the same."""
+def _timers_armed(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The deadlines of the run timers (`bounded`'s ``expire``) armed from now on, as they are armed."""
     armed: list[float] = []
     real_call_at = asyncio.BaseEventLoop.call_at
 
@@ -518,6 +517,13 @@ def test_instant_sync_runs_arm_no_timers(monkeypatch: pytest.MonkeyPatch) -> Non
         return real_call_at(self, when, callback, *args, **kwargs)
 
     monkeypatch.setattr(asyncio.BaseEventLoop, "call_at", call_at)
+    return armed
+
+
+def test_instant_sync_runs_arm_no_timers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain sync agent's run sets no timer of its own (what one costs is a tenth of such a run): its
+    job's deadline is kept by the pool; the results are the same."""
+    armed = _timers_armed(monkeypatch)
     agent = ScriptedAgent({}, default="ok")
     report = run_suite(agent, [case(str(i)) for i in range(200)])
     assert [c.status for c in report.cases] == ["passed"] * 200
@@ -530,15 +536,7 @@ def test_sync_harnesses_and_context_agents_arm_no_timers_and_still_time_out(monk
     (abandoned), while the rest of the run goes on."""
     from evaldsl import CaseContext
 
-    armed: list[float] = []
-    real_call_at = asyncio.BaseEventLoop.call_at
-
-    def call_at(self: Any, when: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(callback, "__name__", "") == "expire":
-            armed.append(when)
-        return real_call_at(self, when, callback, *args, **kwargs)
-
-    monkeypatch.setattr(asyncio.BaseEventLoop, "call_at", call_at)
+    armed = _timers_armed(monkeypatch)
     release = threading.Event()
 
     class Hanging(Shop):
