@@ -55,6 +55,7 @@ from ._safe import (
     text_ok,
 )
 from ._threads import DaemonPool
+from ._trusted import expectation, run_result
 
 
 class NoJudge(RuntimeError):
@@ -100,23 +101,12 @@ def _with_duration(artifacts: RunArtifacts, latency: float) -> RunArtifacts:
 
 
 def _scored(index: int, latency: float, artifacts: RunArtifacts, warnings: Sequence[str],
-            results: list[dict[str, Any]], eval_error: ErrorInfo | None) -> RunResult:
-    """The result of a run whose agent returned artifacts (its expectations' results as fields:
-    one validation of the whole run costs less than one per expectation)."""
+            results: list[ExpectationResult], eval_error: ErrorInfo | None) -> RunResult:
+    """The result of a run whose agent returned artifacts."""
     error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
-    score = 0.0 if error else _product(r["credit"] for r in results)
-    fields: dict[str, Any] = {
-        "index": index,
-        "passed": error is None and all(r["passed"] for r in results),
-        "score": score,
-        "latency_s": latency,
-        "error": error,
-        "expectations": results,
-        "artifacts": artifacts,
-    }
-    if warnings:  # most runs have none: skip validating an empty list
-        fields["warnings"] = list(warnings)
-    return RunResult.model_validate(fields)
+    score = 0.0 if error else _product(r.credit for r in results)
+    passed = error is None and all(r.passed for r in results)
+    return run_result(index, passed, score, latency, error, results, artifacts, warnings)
 
 
 async def evaluate(
@@ -135,8 +125,7 @@ async def evaluate(
     on the loop (not awaiting a judge), from ``began`` (default: now), is
     added to ``clock.busy``.
     """
-    results, error = await _evaluate(expectations, ctx, pool=pool, timeout=timeout, clock=clock, began=began)
-    return [ExpectationResult.model_validate(r) for r in results], error
+    return await _evaluate(expectations, ctx, pool=pool, timeout=timeout, clock=clock, began=began)
 
 
 async def _evaluate(
@@ -147,10 +136,10 @@ async def _evaluate(
     timeout: float,
     clock: LoopClock | None = None,
     began: float | None = None,
-) -> tuple[list[dict[str, Any]], ErrorInfo | None]:
-    """`evaluate`, each result as the fields of an `ExpectationResult` (validated with its run)."""
+) -> tuple[list[ExpectationResult], ErrorInfo | None]:
+    """`evaluate`, with the scoring's loop time counted from ``began``."""
     clock = clock if clock is not None else LoopClock()
-    results: list[dict[str, Any]] = []
+    results: list[ExpectationResult] = []
     first_error: ErrorInfo | None = None
     began = time.perf_counter() if began is None else began
     for exp in expectations:
@@ -186,8 +175,7 @@ async def _evaluate(
         credit, detail = outcome.credit, outcome.detail  # what _expectation does, inline (the hot loop)
         if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
             detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
-        results.append({"label": exp.label, "passed": credit > 0, "credit": credit, "detail": detail,
-                        "file": exp.file, "line": exp.line})
+        results.append(expectation(exp.label, credit > 0, credit, detail, exp.file, exp.line))
     clock.busy += time.perf_counter() - began
     return results, first_error
 
@@ -254,11 +242,10 @@ def _as_outcome(value: Any) -> Outcome:
     raise TypeError(f"an expectation returned {type(value).__name__}, not an Outcome")
 
 
-def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> dict[str, Any]:
+def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
     if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
         detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
-    return {"label": exp.label, "passed": credit > 0, "credit": credit, "detail": detail, "file": exp.file,
-            "line": exp.line}
+    return expectation(exp.label, credit > 0, credit, detail, exp.file, exp.line)
 
 
 def _error_run(index: int, latency: float, error: ErrorInfo | None) -> RunResult:

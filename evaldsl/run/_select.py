@@ -153,9 +153,19 @@ def keyword_words(case: CompiledCase) -> tuple[str, ...]:
 
 def case_key(file: str, name: str) -> tuple[str, str]:
     """A case's identity across records: its normalized file path and its name."""
+    shown = _RELATIVE.get(file)  # a run asks for every case's file, of a few files: most are known
+    if shown is not None:
+        return (shown, name)
     if os.path.isabs(file):
         return (_normalized(file, os.getcwd()), name)  # relative to the current directory
-    return (_normalized(file, ""), name)
+    shown = _normalized(file, "")
+    if len(_RELATIVE) < 4096 and type(file) is str:
+        _RELATIVE[file] = shown
+    return (shown, name)
+
+
+_RELATIVE: dict[str, str] = {}
+"""`case_key`'s normalized relative paths (which do not depend on the current directory), by path."""
 
 
 @functools.lru_cache(maxsize=1024)

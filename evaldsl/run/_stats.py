@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ._record import CaseResult, Interval, RunResult, Status, Summary
+from ._trusted import case_result as trusted_case
 
 Z_95 = 1.959963984540054
 """The standard normal quantile for a two-sided 95% interval."""
@@ -83,29 +84,24 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
         passed = sum(r.passed for r in runs)
         score = sum(r.score for r in runs) / n if n else 0.0
         latency = sum(r.latency_s for r in runs) / n if n else None
-    return CaseResult.model_validate({  # one validation, the interval's fields with it
-        "suite": case.suite,
-        "name": case.name,
-        "file": case.file,
-        "line": case.line,
-        "prompt": case.prompt,
-        "required_pass_rate": s.pass_rate,
-        "repeat": s.repeat,
-        "tags": list(s.tags),
-        "skip": None,
-        "xfail": s.xfail,
-        "status": case_status(runs, s.pass_rate, s.xfail is not None),
-        "score": score,
-        "pass_rate": passed / n if n else 0.0,
-        "wilson_95": _wilson_fields(passed, n),
-        "latency_s": latency,
-        "runs": list(runs),
-    })
-
-
-def _wilson_fields(passed: int, runs: int) -> dict[str, float]:
-    low, high = _wilson_95(passed, runs)
-    return {"low": low, "high": high}
+    return trusted_case(  # built directly when every value has its type (`_trusted`)
+        suite=case.suite,
+        name=case.name,
+        file=case.file,
+        line=case.line,
+        prompt=case.prompt,
+        status=case_status(runs, s.pass_rate, s.xfail is not None),
+        score=score,
+        pass_rate=passed / n if n else 0.0,
+        wilson_95=_wilson_95(passed, n),
+        required_pass_rate=s.pass_rate,
+        repeat=s.repeat,
+        latency_s=latency,
+        tags=list(s.tags),
+        skip=None,
+        xfail=s.xfail,
+        runs=list(runs),
+    )
 
 
 @functools.lru_cache(maxsize=256)

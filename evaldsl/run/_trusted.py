@@ -1,0 +1,108 @@
+"""Record models built from values the runner made itself, without pydantic's validation.
+
+Why: validating a run's results cost more than scoring them. Validating one
+`ExpectationResult` from its fields takes about 1.5-2.4 us, so a run of five
+expectations, its `RunResult` and its case's `CaseResult` cost 12-17 us a
+case, where building the same objects directly takes about a third of that
+(bench/README.md, "Record models built directly").
+
+Each builder checks that every value already has the exact type validation
+would return it as (a ``float`` credit, a ``bool``, a ``str``, ...), and
+only then builds the model directly: its ``__dict__`` in the order the
+fields are declared (pydantic serializes a model in its dict's order), its
+fields-set as validation would set it. Any other value (an ``int`` credit a
+custom predicate returned, a ``str`` subclass) goes through
+``model_validate`` as before, so what a builder returns is always what
+validation would have returned: equal, with the same fields set and the
+same JSON bytes (tests/properties/test_trusted_props.py checks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ..artifacts import RunArtifacts
+from ._record import STATUSES, CaseResult, ErrorInfo, ExpectationResult, Interval, RunResult
+
+M = TypeVar("M", bound=BaseModel)
+_setattr = object.__setattr__
+_new_object = object.__new__
+_STATUS_SET = frozenset(STATUSES)
+_EXPECTATION_FIELDS = frozenset(ExpectationResult.model_fields)
+_RUN_FIELDS = frozenset(RunResult.model_fields)
+_RUN_FIELDS_NO_WARNINGS = _RUN_FIELDS - {"warnings"}
+_CASE_FIELDS = frozenset(CaseResult.model_fields)
+_INTERVAL_FIELDS = frozenset(Interval.model_fields)
+# "every item is exactly one of these": set(map(type, items)) <= ONLY (true of no items), one C-level pass
+_ONLY_STR, _ONLY_EXPECTATIONS, _ONLY_RUNS = frozenset({str}), frozenset({ExpectationResult}), frozenset({RunResult})
+
+
+def _built(cls: type[M], fields: dict[str, Any], given: frozenset[str]) -> M:
+    """A ``cls`` holding ``fields`` (every field, in declaration order), as validation leaves one."""
+    model = _new_object(cls)
+    _setattr(model, "__dict__", fields)
+    _setattr(model, "__pydantic_fields_set__", set(given))  # a set of its own: assigning a field adds to it
+    _setattr(model, "__pydantic_extra__", None)  # extra="forbid": validation leaves None
+    _setattr(model, "__pydantic_private__", None)  # no private attributes
+    return model
+
+
+def expectation(label: str, passed: bool, credit: float, detail: str | None, file: str,
+                line: int) -> ExpectationResult:
+    """`ExpectationResult(label=..., ...)`: every field given. (`_built` written out: a run makes several.)"""
+    fields = {"label": label, "passed": passed, "credit": credit, "detail": detail, "file": file, "line": line}
+    if (type(credit) is float and type(passed) is bool and type(label) is type(file) is str and type(line) is int
+            and (detail is None or type(detail) is str)):
+        model = _new_object(ExpectationResult)
+        _setattr(model, "__dict__", fields)
+        _setattr(model, "__pydantic_fields_set__", set(_EXPECTATION_FIELDS))
+        _setattr(model, "__pydantic_extra__", None)
+        _setattr(model, "__pydantic_private__", None)
+        return model
+    return ExpectationResult.model_validate(fields)
+
+
+def run_result(index: int, passed: bool, score: float, latency: float, error: ErrorInfo | None,
+               expectations: list[ExpectationResult], artifacts: RunArtifacts | None,
+               warnings: Sequence[str]) -> RunResult:
+    """`RunResult.model_validate` of these fields; ``warnings`` is left unset when empty (as `_scoring`
+    has always left it). ``expectations`` is the result's own list from here on."""
+    fields: dict[str, Any] = {"index": index, "passed": passed, "score": score, "latency_s": latency,
+                              "error": error, "expectations": expectations, "artifacts": artifacts,
+                              "warnings": list(warnings)}
+    if (type(index) is int and type(passed) is bool and type(score) is type(latency) is float
+            and (error is None or type(error) is ErrorInfo)
+            and (artifacts is None or isinstance(artifacts, RunArtifacts))
+            and set(map(type, expectations)) <= _ONLY_EXPECTATIONS and set(map(type, warnings)) <= _ONLY_STR):
+        return _built(RunResult, fields, _RUN_FIELDS if warnings else _RUN_FIELDS_NO_WARNINGS)
+    if not warnings:
+        del fields["warnings"]
+    return RunResult.model_validate(fields)
+
+
+def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, status: str, score: float,
+                pass_rate: float, wilson_95: tuple[float, float], required_pass_rate: float, repeat: int,
+                latency_s: float | None, tags: list[str], skip: str | None, xfail: str | None,
+                runs: list[RunResult]) -> CaseResult:
+    """`CaseResult.model_validate` of a case that ran, every field given (``wilson_95`` as (low, high))."""
+    low, high = wilson_95
+    if (type(suite) is type(name) is type(file) is type(prompt) is str and type(line) is type(repeat) is int
+            and type(status) is str and status in _STATUS_SET
+            and type(score) is type(pass_rate) is type(low) is type(high) is type(required_pass_rate) is float
+            and (latency_s is None or type(latency_s) is float)
+            and type(tags) is list and set(map(type, tags)) <= _ONLY_STR
+            and (skip is None or type(skip) is str) and (xfail is None or type(xfail) is str)
+            and type(runs) is list and set(map(type, runs)) <= _ONLY_RUNS):
+        interval: Any = _built(Interval, {"low": low, "high": high}, _INTERVAL_FIELDS)
+    else:
+        interval = None
+    fields = {"suite": suite, "name": name, "file": file, "line": line, "prompt": prompt, "status": status,
+              "score": score, "pass_rate": pass_rate, "wilson_95": interval, "required_pass_rate": required_pass_rate,
+              "repeat": repeat, "latency_s": latency_s, "tags": tags, "skip": skip, "xfail": xfail, "runs": runs}
+    if interval is not None:
+        return _built(CaseResult, fields, _CASE_FIELDS)
+    fields["wilson_95"] = {"low": low, "high": high}
+    return CaseResult.model_validate(fields)
