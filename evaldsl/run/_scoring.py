@@ -82,7 +82,13 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
                                               clock=clock, began=began)
     finally:
         disarm_matches()
-    return _scored(index, latency, artifacts, warnings, results, eval_error)
+    # the run: its score, the product of its credits (0 for an error), and whether every credit is above 0
+    error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
+    score, passed = 1.0, error is None
+    for result in results:
+        score *= result.credit
+        passed = passed and result.passed
+    return run_result(index, passed, 0.0 if error else score, latency, error, results, artifacts, warnings)
 
 
 def _with_duration(artifacts: RunArtifacts, latency: float) -> RunArtifacts:
@@ -98,15 +104,6 @@ def _with_duration(artifacts: RunArtifacts, latency: float) -> RunArtifacts:
     object.__setattr__(copy, "__pydantic_extra__", None)
     object.__setattr__(copy, "__pydantic_private__", None)
     return copy
-
-
-def _scored(index: int, latency: float, artifacts: RunArtifacts, warnings: Sequence[str],
-            results: list[ExpectationResult], eval_error: ErrorInfo | None) -> RunResult:
-    """The result of a run whose agent returned artifacts."""
-    error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
-    score = 0.0 if error else _product(r.credit for r in results)
-    passed = error is None and all(r.passed for r in results)
-    return run_result(index, passed, score, latency, error, results, artifacts, warnings)
 
 
 async def evaluate(
@@ -250,13 +247,6 @@ def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) ->
 
 def _error_run(index: int, latency: float, error: ErrorInfo | None) -> RunResult:
     return RunResult(index=index, passed=False, score=0.0, latency_s=latency, error=error)
-
-
-def _product(values: Any) -> float:
-    result = 1.0
-    for v in values:
-        result *= v
-    return result
 
 
 def _short(exc: ValidationError) -> str:

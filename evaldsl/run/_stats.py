@@ -77,20 +77,27 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
                           skip=s.skip, xfail=s.xfail)
     n = len(runs)
     latency: float | None
-    if n == 1:  # most cases run once: no sums over generators
+    if n == 1:  # most cases run once: no sums over generators, `case_status` written out
         run = runs[0]
         passed, score, latency = int(run.passed), run.score + 0.0, run.latency_s + 0.0  # + 0.0: as sum() gives -0.0
+        if run.error is not None:
+            status: Status = "error"
+        else:
+            status = "passed" if passed >= s.pass_rate - _EPSILON else "failed"
+        if s.xfail is not None:
+            status = "xpassed" if status == "passed" else "xfailed"
     else:
         passed = sum(r.passed for r in runs)
         score = sum(r.score for r in runs) / n if n else 0.0
         latency = sum(r.latency_s for r in runs) / n if n else None
+        status = case_status(runs, s.pass_rate, s.xfail is not None)
     return trusted_case(  # built directly when every value has its type (`_trusted`)
         suite=case.suite,
         name=case.name,
         file=case.file,
         line=case.line,
         prompt=case.prompt,
-        status=case_status(runs, s.pass_rate, s.xfail is not None),
+        status=status,
         score=score,
         pass_rate=passed / n if n else 0.0,
         wilson_95=_wilson_95(passed, n),
