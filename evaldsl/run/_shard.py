@@ -133,23 +133,27 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     The fingerprint is the SHA-256 of every case's description (a line),
     sorted. The cases are read once, as outlines (`outlined`: an examples
     row's expectations are not compiled for it), and the lines are sorted
-    in memory a batch at a time (`SORT_BATCH`), each sorted batch kept
-    compressed, then merged: a run of 100,000 examples rows holds a few MB
-    here, not every line.
+    in memory a batch at a time (`SORT_BATCH`), then merged. Sorted batches
+    are kept as they are while they hold at most `RAW_BYTES` in all (a suite
+    of 10,000 cases is never compressed: compressing and inflating its lines
+    cost more than describing them); past that, every batch is kept
+    compressed, so a run of 100,000 examples rows holds a few MB here, not
+    every line.
     """
     from ..compile._model import outlined
 
     describe = _Describer()
-    batches: dict[str, list[bytes]] = {}  # file -> its sorted batches, each compressed
+    stored = _Batches()
     batch: dict[str, list[bytes]] = {}  # file -> the lines of the batch being made
     count = 0
     for case in outlined(cases) if isinstance(cases, Sequence) else cases:
         batch.setdefault(case.file, []).append(describe(case))
         count += 1
         if count == SORT_BATCH:
-            _store(batch, batches)
+            stored.store(batch)
             count = 0
-    _store(batch, batches)
+    stored.store(batch)
+    batches = stored.by_file
     keys = file_keys(batches)
     # An entry is "(" + repr(file key) + ", " + the rest of its description; no such prefix begins
     # another (a str's repr ends at its first unescaped quote), so sorting whole entries is sorting by
@@ -158,11 +162,19 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     for file in batches:
         prefixes.setdefault(f"({'/'.join(keys[file])!r}, ".encode("utf-8", "surrogatepass"), []).append(file)
     digest = hashlib.sha256()
-    separator = b""
+    pending = bytearray()  # the lines, "\n" between them, hashed a block at a time
+    first = True
     for prefix in sorted(prefixes):
         for rest in heapq.merge(*(_lines(c) for file in prefixes[prefix] for c in batches[file])):
-            digest.update(separator + prefix + rest)
-            separator = b"\n"
+            if not first:
+                pending += b"\n"
+            first = False
+            pending += prefix
+            pending += rest
+            if len(pending) > 1 << 20:
+                digest.update(pending)
+                pending.clear()
+    digest.update(pending)
     return "sha256:" + digest.hexdigest()[:16]
 
 
@@ -194,21 +206,49 @@ class _Describer:
                 ).encode("utf-8", "surrogatepass")
 
 
-def _store(batch: dict[str, list[bytes]], batches: dict[str, list[bytes]]) -> None:
-    """Sort each file's lines of the batch (as bytes: UTF-8 keeps the order of code points) and keep
-    them compressed; the batch is emptied."""
-    for file, lines in batch.items():
-        lines.sort()
-        batches.setdefault(file, []).append(zlib.compress(b"\n".join(lines), 1))
-    batch.clear()
+RAW_BYTES = 8 << 20
+"""The sorted batches `suite_version` keeps as they are, in bytes of lines; past it, all are compressed."""
 
 
-def _lines(compressed: bytes) -> Iterator[bytes]:
-    """The lines of a stored batch, in order, decompressed a piece at a time."""
+class _Batches:
+    """Each file's sorted batches of lines: lists of lines while they hold at most `RAW_BYTES`
+    in all, then every one compressed (`_lines` reads either)."""
+
+    def __init__(self) -> None:
+        self.by_file: dict[str, list[list[bytes] | bytes]] = {}
+        self._raw = 0  # bytes of lines held in lists; -1 once the batches are compressed
+
+    def store(self, batch: dict[str, list[bytes]]) -> None:
+        """Sort each file's lines of ``batch`` (as bytes: UTF-8 keeps the order of code points) and keep
+        them; ``batch`` is emptied."""
+        for file, lines in batch.items():
+            lines.sort()
+            held = self.by_file.setdefault(file, [])
+            if self._raw < 0:
+                held.append(_compressed(lines))
+                continue
+            held.append(lines)
+            self._raw += sum(map(len, lines))
+        batch.clear()
+        if self._raw > RAW_BYTES:
+            for held in self.by_file.values():
+                held[:] = [c if isinstance(c, bytes) else _compressed(c) for c in held]
+            self._raw = -1
+
+
+def _compressed(lines: list[bytes]) -> bytes:
+    return zlib.compress(b"\n".join(lines), 1)
+
+
+def _lines(stored: list[bytes] | bytes) -> Iterator[bytes]:
+    """The lines of a stored batch, in order (a compressed one decompressed a piece at a time)."""
+    if isinstance(stored, list):
+        yield from stored
+        return
     inflate = zlib.decompressobj()
     tail = b""
-    for start in range(0, len(compressed), 1 << 16):
-        pieces = (tail + inflate.decompress(compressed[start:start + (1 << 16)])).split(b"\n")
+    for start in range(0, len(stored), 1 << 16):
+        pieces = (tail + inflate.decompress(stored[start:start + (1 << 16)])).split(b"\n")
         tail = pieces.pop()
         yield from pieces
     yield from (tail + inflate.flush()).split(b"\n")

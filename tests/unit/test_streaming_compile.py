@@ -269,23 +269,25 @@ _NAMES = st.text(alphabet=st.sampled_from(["a", "b", "'", '"', "\\", "é", "\n",
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["s/a.evl", "s/a.evl2", "s/./a.evl", "t/b'.evl", "s/a"]), _NAMES,
                           _NAMES, st.sampled_from([None, 1, 12, "x", {"k": [1]}])), max_size=25),
-       st.integers(min_value=1, max_value=4))
-def test_suite_version_in_sorted_batches_is_the_whole_sort(cases: list, batch: int) -> None:  # type: ignore[type-arg]
+       st.integers(min_value=1, max_value=4), st.sampled_from([0, 200, 1 << 30]))
+def test_suite_version_in_sorted_batches_is_the_whole_sort(cases: list, batch: int,  # type: ignore[type-arg]
+                                                           raw: int) -> None:
     """`suite_version` sorts its lines a batch at a time and merges them by file: the fingerprint is
-    that of sorting every entry at once, whatever the names, files (one key reached two ways) and batches."""
+    that of sorting every entry at once, whatever the names, files (one key reached two ways) and batches,
+    and whether the batches are kept compressed from the first, from some point on, or never."""
     import evaldsl.run._shard as shard
 
     made = [CompiledCase(suite="s", name=n, file=f, line=1, prompt=p, settings=CaseSettings(),
                          expectations=(CompiledExpectation(label=n + p, file=f, line=2, check=print),),
                          setup=setup) for f, n, p, setup in cases]
     whole = _reference_version(made)
-    old = shard.SORT_BATCH
+    old = shard.SORT_BATCH, shard.RAW_BYTES
     try:
-        shard.SORT_BATCH = batch
+        shard.SORT_BATCH, shard.RAW_BYTES = batch, raw
         assert suite_version(made) == whole
         assert suite_version(iter(made)) == whole
     finally:
-        shard.SORT_BATCH = old
+        shard.SORT_BATCH, shard.RAW_BYTES = old
 
 
 def test_outlines_of_rows_describe_them_as_their_cases_do(tmp_path: Path) -> None:
