@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from typing import TextIO
 
-from ..run._record import CaseResult, EvalReport, Summary
+from ..run._record import CaseResult, EvalReport, RunResult, Summary
 from ..run._stats import CaseStats, case_stats, nearest_rank
 from ._numbers import num as _num
 from ._numbers import pct as _pct
@@ -148,8 +148,13 @@ class Digest:
     order.
 
     The texts go to a spool (in memory up to `SPOOL_BYTES`, then a temporary
-    file) and where each is (position, kind, status, offset, length) to five
-    arrays, so a run of 100,000 failing cases holds about 50 bytes a case.
+    file) and what each is (position, kind, status, packed in one integer)
+    and where it ends to two arrays, so a run of 100,000 failing cases holds
+    about 40 bytes a case.
+
+    Most cases ran once, without an error or a warning: `_add_plain` makes
+    their numbers and texts without the general path's loops over the runs
+    (tests/unit/test_report_terminal.py checks that both give the same).
     """
 
     SPOOL_BYTES = 1 << 20
@@ -162,20 +167,32 @@ class Digest:
         self._pending = bytearray()
         """Texts not yet in the spool (at most `BLOCK` bytes)."""
         self._count = 0
-        self._note_position, self._note_offset, self._note_length = array("q"), array("q"), array("q")
-        self._note_kind, self._note_status = bytearray(), bytearray()
+        self._note_key = array("q")
+        """Each note's ``position << 5 | kind << 3 | status code`` (`_note_packed`): one append a note."""
+        self._note_end = array("q")
+        """Where each note's text ends in the spool (it starts where the one before ends)."""
+        self._relative: set[str] = set()
+        """The relative paths seen, which `_shown` gives back as they are: asked once, not each case."""
 
     def _note(self, position: int, kind: int, status: str, text: str) -> None:
         data = text.encode("utf-8", "surrogatepass")
-        self._note_position.append(position)
-        self._note_kind.append(kind)
-        self._note_status.append(_CODE[status])
-        self._note_offset.append(self._spooled)
-        self._note_length.append(len(data))
         self._spooled += len(data)
+        self._note_key.append(position << 5 | kind << 3 | _CODE[status])
+        self._note_end.append(self._spooled)
         self._pending += data  # the spool gets the texts a block at a time: a seek and a write a note cost more
         if len(self._pending) >= self.BLOCK:
             self._flush()
+
+    def _shown(self, path: str) -> str:
+        """`_shown` of ``path``, without asking again for a relative path (what it is whatever the
+        current directory; an absolute one is asked each time, since it depends on it)."""
+        if path in self._relative:
+            return path
+        if os.path.isabs(path):
+            return _shown(path)
+        if len(self._relative) < 1024:
+            self._relative.add(path)
+        return path
 
     def _flush(self) -> None:
         if self._pending:
@@ -185,19 +202,21 @@ class Digest:
 
     def _note_order(self) -> Iterable[int]:
         """The notes' indexes in record order (a stable sort: notes of one position keep their order)."""
-        positions = self._note_position
-        if all(a <= b for a, b in zip(positions, islice(positions, 1, None))):
-            return range(len(positions))  # cases mostly finish in record order: nothing to sort
-        return sorted(range(len(positions)), key=positions.__getitem__)
+        keys = self._note_key
+        if all(a <= b for a, b in zip(keys, islice(keys, 1, None))):  # so the positions are in order too
+            return range(len(keys))  # cases mostly finish in record order: nothing to sort
+        return sorted(range(len(keys)), key=lambda i: keys[i] >> 5)
 
     def _texts(self, kind: int, order: Iterable[int]) -> Iterator[tuple[str, str]]:
         """(status, text) of each note of ``kind``, in record order."""
-        kinds, statuses, offsets, lengths = self._note_kind, self._note_status, self._note_offset, self._note_length
+        keys, ends = self._note_key, self._note_end
         self._flush()
         for i in order:
-            if kinds[i] == kind:
-                self._spool.seek(offsets[i])
-                yield _STATUSES[statuses[i]], self._spool.read(lengths[i]).decode("utf-8", "surrogatepass")
+            key = keys[i]
+            if key >> 3 & 3 == kind:
+                start = ends[i - 1] if i else 0
+                self._spool.seek(start)
+                yield _STATUSES[key & 7], self._spool.read(ends[i] - start).decode("utf-8", "surrogatepass")
 
     def add(self, case: CaseResult, position: int | None = None) -> None:
         """Count one finished case (``position``: its place in the record; default: after the last)."""
@@ -209,6 +228,14 @@ class Digest:
             group = self._groups[group_key] = _Group(position)
         elif position < group.first:
             group.first = position
+        runs = case.runs
+        if len(runs) == 1 and (run := runs[0]).error is None and not run.warnings:  # most cases: the fast path
+            self._add_plain(case, run, group, position)
+        else:
+            self._add_general(case, group, position)
+
+    def _add_general(self, case: CaseResult, group: _Group, position: int) -> None:
+        """`add` of any case: repeats, errors and warnings included."""
         group.add(case_stats(case))
         if case.status in ("failed", "error"):
             self._note(position, _FAILURE, case.status, _failure_body(case))
@@ -216,6 +243,38 @@ class Digest:
             self._note(position, _PARTIAL, case.status, _partial_body(case, partial))
         if any(r.warnings for r in case.runs):
             self._note(position, _WARNING, case.status, _warning_line(case))
+
+    def _add_plain(self, case: CaseResult, run: RunResult, group: _Group, position: int) -> None:
+        """`add` of a case of one run without an error or a warning (most cases): the same numbers and
+        texts without the general path's tuples, counters and loops over the runs."""
+        status = case.status
+        group.add_run(status, case.score, run)
+        if status == "failed" or status == "error":
+            self._note(position, _FAILURE, status, self._plain_failure_body(case, run))
+        elif status == "passed" or status == "xpassed":
+            for e in run.expectations:
+                if 0 < e.credit < 1 and run.passed:  # rare: the general path's text
+                    self._note(position, _PARTIAL, status, _partial_body(case, partial_credits(case)))
+                    break
+
+    def _plain_failure_body(self, case: CaseResult, run: RunResult) -> str:
+        """`_failure_body` of a case of one run without an error: its head and its failing expectations,
+        made in one pass over them, the case's file shown once."""
+        file = case.file
+        shown = self._shown(file)
+        lines = [f"{shown}:{case.line} {case.suite}::{case.name}"]
+        failed: set[int] = set()
+        for e in run.expectations:
+            if e.passed:
+                continue
+            line = e.line
+            if line in failed:  # maybe one expectation twice, which `failed_expectations` lists once: rare
+                return _failure_body(case)
+            failed.add(line)
+            lines.append(f"  x expect {e.label}  ({shown if e.file == file else self._shown(e.file)}:{line})")
+            if detail := e.detail:
+                lines.append("      " + detail.replace("\n", "\n      "))
+        return "\n".join(lines)
 
     def summary(self) -> Summary:
         """The summary over every case added."""
@@ -318,6 +377,21 @@ class _Group:
         """Each run's latency, of the cases that ran."""
         self.tokens: array[int] | list[int] = array("q")
         """Each run's token count (the runs that reported one), of the cases that ran."""
+
+    def add_run(self, status: str, score: float | None, run: RunResult) -> None:
+        """`add` of the `CaseStats` of a case that ran once, from its run (no tuples made)."""
+        code = _CODE[status]
+        self.status.append(code)
+        if code == _SKIPPED:
+            return
+        self.score.append(score or 0.0)
+        self.latency.append(run.latency_s)
+        artifacts = run.artifacts
+        if artifacts is not None and (tokens := artifacts.tokens) is not None:
+            try:
+                self.tokens.append(tokens)
+            except OverflowError:  # past 2**63: plain integers from here on, as in `add`
+                self.tokens = [*self.tokens, tokens]
 
     def add(self, stats: CaseStats) -> None:
         status, score, latencies, tokens = stats

@@ -124,6 +124,11 @@ CaseStats = tuple[str, "float | None", tuple[float, ...], tuple[int, ...]]
 def case_stats(case: CaseResult) -> CaseStats:
     """The `CaseStats` of a case result (what `summarize` reads of it)."""
     runs = case.runs
+    if len(runs) == 1:  # most cases run once: no generators over the runs
+        run = runs[0]
+        artifacts = run.artifacts
+        tokens = artifacts.tokens if artifacts is not None else None
+        return case.status, case.score, (run.latency_s,), () if tokens is None else (tokens,)
     return (
         case.status,
         case.score,

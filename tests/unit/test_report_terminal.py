@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 
 import pytest
@@ -13,7 +14,7 @@ from evaldsl.artifacts import RunArtifacts
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
 from evaldsl.report._terminal import Progress, format_report, use_colour
 from evaldsl.run._api import run_suite
-from evaldsl.run._record import EvalReport
+from evaldsl.run._record import CaseResult, ErrorInfo, EvalReport, ExpectationResult, RunResult
 from evaldsl.run._scripted import ScriptedAgent
 
 
@@ -189,3 +190,95 @@ def test_the_digest_summary_is_summarize_stats_of_the_same_cases(cases: list) ->
     assert _summary(list(groups.values())) == summarize_stats([s for f in groups for g, s in cases if g == f])
     for file, group in groups.items():
         assert _summary([group]) == summarize_stats([s for g, s in cases if g == file])
+
+
+def _general_digest() -> object:
+    """A `Digest` that takes the general path for every case (what the fast path must match)."""
+    from evaldsl.report._terminal import Digest
+
+    class General(Digest):
+        def _add_plain(self, case, run, group, position):  # type: ignore[no-untyped-def]
+            self._add_general(case, group, position)
+
+    return General()
+
+
+_TEXT = st.one_of(st.sampled_from(["", "a", "line\nnext", "é ü", "\ud800 lone", "x" * 50]), st.text(max_size=8))
+_FILES = st.sampled_from(["suites/a.evl", "b.evl", os.path.join(os.getcwd(), "in.evl"), "/elsewhere/out.evl"])
+_EXPECTATION = st.builds(
+    lambda label, passed, credit, detail, file, line: ExpectationResult(
+        label=label, passed=passed, credit=credit, detail=detail, file=file, line=line),
+    st.sampled_from(["final number is 4", "calls are calculator", "no error"]), st.booleans(),
+    st.sampled_from([0.0, 0.5, 1.0]), st.one_of(st.none(), _TEXT), _FILES, st.integers(1, 4))
+_RUN = st.builds(
+    lambda passed, expectations, error, warnings, tokens, latency: RunResult(
+        index=0, passed=passed, score=0.5, latency_s=latency, expectations=expectations,
+        error=ErrorInfo(type="TimeoutError", message=error) if error is not None else None, warnings=warnings,
+        artifacts=RunArtifacts(tokens=tokens) if tokens != -1 else None),
+    st.booleans(), st.lists(_EXPECTATION, max_size=5),
+    st.one_of(st.none(), st.none(), _TEXT), st.one_of(st.just([]), st.just([]), st.lists(_TEXT, max_size=4)),
+    st.one_of(st.just(-1), st.none(), st.integers(0, 2**70)), st.floats(0.0, 10.0))
+_CASE = st.builds(
+    lambda status, runs, suite, file, name, score, rate: CaseResult(
+        status=status, suite=suite, file=file, line=3, name=name, prompt="p", score=score,
+        required_pass_rate=rate, repeat=max(1, len(runs)), runs=runs),
+    st.sampled_from(["passed", "failed", "error", "skipped", "xfailed", "xpassed"]),
+    st.one_of(st.lists(_RUN, min_size=1, max_size=1), st.lists(_RUN, max_size=3)),
+    st.sampled_from(["Math", "Chat"]), _FILES, _TEXT, st.one_of(st.none(), st.floats(0.0, 1.0)),
+    st.sampled_from([1.0, 0.6]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CASE, max_size=12), st.randoms(use_true_random=False), st.booleans())
+def test_the_fast_path_renders_what_the_general_path_does(cases: list, random, colour: bool) -> None:  # type: ignore[type-arg,no-untyped-def]
+    """`Digest.add` takes a fast path for a case of one run without an error or a warning: whatever the
+    cases (repeats, errors, warnings, partial credit, xfail/xpass, skipped, several suites and files,
+    paths inside and outside the current directory, a failing line twice) and the order they finish
+    in, the summary is the general path's, character for character."""
+    from evaldsl.report._terminal import Digest
+
+    order = list(enumerate(cases))
+    random.shuffle(order)
+    fast, general = Digest(), _general_digest()
+    for position, case in order:
+        fast.add(case, position)
+        general.add(case, position)  # type: ignore[attr-defined]
+    assert fast.summary() == general.summary()  # type: ignore[attr-defined]
+    assert fast.render(colour=colour, elapsed_s=1.0) == general.render(colour=colour, elapsed_s=1.0)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CASE)
+def test_a_plain_failure_body_is_the_general_one(case: CaseResult) -> None:
+    """The fast path's text of a failing case of one run is `_failure_body`'s (the head, each failing
+    expectation once with its first detail)."""
+    from evaldsl.report._terminal import Digest, _failure_body
+
+    for run in case.runs:
+        if run.error is None:
+            assert Digest()._plain_failure_body(case.model_copy(update={"runs": [run]}), run) == \
+                _failure_body(case.model_copy(update={"runs": [run]}))
+
+
+def test_an_expectation_failing_twice_in_a_run_is_listed_once() -> None:
+    from evaldsl.report._terminal import Digest
+
+    twice = ExpectationResult(label="no error", passed=False, credit=0.0, detail="first", file="a.evl", line=4)
+    again = twice.model_copy(update={"detail": "second"})
+    other = twice.model_copy(update={"label": "calls are calculator", "detail": None})
+    run = RunResult(index=0, passed=False, score=0.0, latency_s=0.1, expectations=[twice, other, again])
+    case = CaseResult(status="failed", suite="S", name="c", file="a.evl", line=3, prompt="p", runs=[run])
+    assert Digest()._plain_failure_body(case, run) == (
+        "a.evl:3 S::c\n  x expect no error  (a.evl:4)\n      first\n  x expect calls are calculator  (a.evl:4)")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_CASE)
+def test_case_stats_of_one_run_is_the_general_one(case: CaseResult) -> None:
+    """`case_stats` reads a case of one run without generators: the same stats as over any runs."""
+    from evaldsl.run._stats import case_stats
+
+    runs = case.runs
+    assert case_stats(case) == (
+        case.status, case.score, tuple(r.latency_s for r in runs),
+        tuple(r.artifacts.tokens for r in runs if r.artifacts is not None and r.artifacts.tokens is not None))
