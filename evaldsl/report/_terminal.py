@@ -168,11 +168,9 @@ class Digest:
         """Texts not yet in the spool (at most `BLOCK` bytes)."""
         self._count = 0
         self._note_key = array("q")
-        """Each note's ``position << 5 | kind << 3 | status code`` (`_note_packed`): one append a note."""
+        """Each note's ``position << 5 | kind << 3 | status code``: one append a note."""
         self._note_end = array("q")
         """Where each note's text ends in the spool (it starts where the one before ends)."""
-        self._relative: set[str] = set()
-        """The relative paths seen, which `_shown` gives back as they are: asked once, not each case."""
 
     def _note(self, position: int, kind: int, status: str, text: str) -> None:
         data = text.encode("utf-8", "surrogatepass")
@@ -182,17 +180,6 @@ class Digest:
         self._pending += data  # the spool gets the texts a block at a time: a seek and a write a note cost more
         if len(self._pending) >= self.BLOCK:
             self._flush()
-
-    def _shown(self, path: str) -> str:
-        """`_shown` of ``path``, without asking again for a relative path (what it is whatever the
-        current directory; an absolute one is asked each time, since it depends on it)."""
-        if path in self._relative:
-            return path
-        if os.path.isabs(path):
-            return _shown(path)
-        if len(self._relative) < 1024:
-            self._relative.add(path)
-        return path
 
     def _flush(self) -> None:
         if self._pending:
@@ -249,7 +236,7 @@ class Digest:
         texts without the general path's tuples, counters and loops over the runs."""
         status = case.status
         group.add_run(status, case.score, run)
-        if status == "failed" or status == "error":
+        if status == "failed" or status == "error":  # ("error" too: a CaseResult made by hand may say so)
             self._note(position, _FAILURE, status, self._plain_failure_body(case, run))
         elif status == "passed" or status == "xpassed":
             for e in run.expectations:
@@ -261,7 +248,7 @@ class Digest:
         """`_failure_body` of a case of one run without an error: its head and its failing expectations,
         made in one pass over them, the case's file shown once."""
         file = case.file
-        shown = self._shown(file)
+        shown = _shown(file)
         lines = [f"{shown}:{case.line} {case.suite}::{case.name}"]
         failed: set[int] = set()
         for e in run.expectations:
@@ -271,7 +258,7 @@ class Digest:
             if line in failed:  # maybe one expectation twice, which `failed_expectations` lists once: rare
                 return _failure_body(case)
             failed.add(line)
-            lines.append(f"  x expect {e.label}  ({shown if e.file == file else self._shown(e.file)}:{line})")
+            lines.append(f"  x expect {e.label}  ({shown if e.file == file else _shown(e.file)}:{line})")
             if detail := e.detail:
                 lines.append("      " + detail.replace("\n", "\n      "))
         return "\n".join(lines)

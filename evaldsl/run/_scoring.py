@@ -78,7 +78,7 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
                       predicates=predicates)
     try:  # scoring's loop time, from `began` on, is added to the clock by evaluate
-        results, eval_error = await _evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
+        results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
                                               clock=clock, began=began)
     finally:
         disarm_matches()
@@ -122,19 +122,6 @@ async def evaluate(
     on the loop (not awaiting a judge), from ``began`` (default: now), is
     added to ``clock.busy``.
     """
-    return await _evaluate(expectations, ctx, pool=pool, timeout=timeout, clock=clock, began=began)
-
-
-async def _evaluate(
-    expectations: tuple[CompiledExpectation, ...],
-    ctx: EvalContext,
-    *,
-    pool: DaemonPool,
-    timeout: float,
-    clock: LoopClock | None = None,
-    began: float | None = None,
-) -> tuple[list[ExpectationResult], ErrorInfo | None]:
-    """`evaluate`, with the scoring's loop time counted from ``began``."""
     clock = clock if clock is not None else LoopClock()
     results: list[ExpectationResult] = []
     first_error: ErrorInfo | None = None

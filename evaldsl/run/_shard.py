@@ -216,7 +216,8 @@ class _Batches:
 
     def __init__(self) -> None:
         self.by_file: dict[str, list[list[bytes] | bytes]] = {}
-        self._raw = 0  # bytes of lines held in lists; -1 once the batches are compressed
+        self._raw = 0  # bytes of lines held in lists
+        self._compressing = False  # past `RAW_BYTES`: every batch is kept compressed
 
     def store(self, batch: dict[str, list[bytes]]) -> None:
         """Sort each file's lines of ``batch`` (as bytes: UTF-8 keeps the order of code points) and keep
@@ -224,16 +225,16 @@ class _Batches:
         for file, lines in batch.items():
             lines.sort()
             held = self.by_file.setdefault(file, [])
-            if self._raw < 0:
+            if self._compressing:
                 held.append(_compressed(lines))
                 continue
             held.append(lines)
             self._raw += sum(map(len, lines))
         batch.clear()
-        if self._raw > RAW_BYTES:
+        if not self._compressing and self._raw > RAW_BYTES:
             for held in self.by_file.values():
                 held[:] = [c if isinstance(c, bytes) else _compressed(c) for c in held]
-            self._raw = -1
+            self._compressing = True
 
 
 def _compressed(lines: list[bytes]) -> bytes:
