@@ -31,7 +31,7 @@ def add_merge_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from ..report._json import RecordError, read_record, write_atomic
+    from ..report._json import RecordError, read_record, record_json, write_atomic
     from ..report._merge import MergeError, merge_records
 
     try:
@@ -42,7 +42,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     merged.meta.command = shlex.join(["evaldsl", "merge", *args.records, "-o", args.output])
     try:
-        write_atomic(args.output, merged.model_dump_json(indent=2))
+        write_atomic(args.output, record_json(merged))
     except OSError as exc:
         print(f"evaldsl merge: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -53,7 +53,7 @@ def add_rescore_command(sub: Any) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..report._json import RecordWriteError, write_atomic
+    from ..report._json import RecordWriteError, record_json, write_atomic
     from ..report._terminal import format_report, use_colour
     from ._models import ModelUsage, model_setup
     from ._types import recorded_command
@@ -87,7 +87,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         print(f"evaldsl: {result.not_in_record} case(s) of the suites are not in the record; run them to "
               "score them", file=sys.stderr)
     try:
-        write_atomic(target, new.model_dump_json(indent=2))
+        write_atomic(target, record_json(new))
     except OSError as exc:
         print(f"evaldsl: {RecordWriteError(target, exc)}", file=sys.stderr)
         return 3

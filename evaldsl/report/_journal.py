@@ -10,10 +10,8 @@ still growing with the run). Instead, for a record ``RECORD.json``:
 - ``RECORD.json.journal`` gets one line per case as it finishes. Line 1 is
   a header, ``{"evaldsl_journal": 1, "meta": {...}}`` (the run's `RunMeta`,
   so a journal alone can be resumed); each further line is one
-  `CaseResult` as JSON: the record's own indentation of that case, with
-  its line breaks written as tabs (JSON whitespace, never inside a JSON
-  string), so the line is one JSON object and the final record copies it
-  back with a string replace. Each line is flushed to the operating system
+  `CaseResult` as compact JSON, the very text of that case's line in the
+  record (`case_json`), which the final record copies as it is. Each line is flushed to the operating system
   when its case finishes, so killing the process (even ``kill -9``) loses
   no finished case; it is fsynced at most once a second (`SYNC_EVERY_S`),
   so a power cut loses at most about the last second of cases.
@@ -44,14 +42,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..run._record import SCHEMA_VERSION, CaseResult, EvalReport, RunMeta, Summary
-from ._json import RecordError, read_record, write_temp
+from ..run._record import SCHEMA_VERSION, CaseResult, RunMeta, Summary
+from ._json import CASE_INDENT, RecordError, case_json, read_record, record_chunks, record_head, write_temp
 
 JOURNAL_SUFFIX = ".journal"
 SYNC_EVERY_S = 1.0
 """A journal is fsynced at most this often (and when it is closed); every line is flushed at once."""
 _CASES_OPEN, _CASES_EMPTY = b'  "cases": [\n', b'  "cases": []\n'
-_CASE_START, _CASE_ENDS = b"    {\n", (b"    }\n", b"    },\n")
+_CASE_START, _CASE_ENDS = b"    {\n", (b"    }\n", b"    },\n")  # a case over many lines (records before 2026-12)
+_CASE_LINE, _LINE_ENDS = CASE_INDENT + b"{", (b"}\n", b"},\n")
 
 
 def journal_path(record: str | os.PathLike[str]) -> Path:
@@ -59,18 +58,18 @@ def journal_path(record: str | os.PathLike[str]) -> Path:
     return Path(os.fspath(record) + JOURNAL_SUFFIX)
 
 
-_SERIALIZE = CaseResult.__pydantic_serializer__.to_json
-
-
 def journal_line(case: CaseResult) -> bytes:
-    """A case's journal line: its record text (indented as in the record) on one line, tabs for line breaks."""
-    # what `model_dump_json(indent=2)` returns, as bytes (no round trip through str)
-    return _SERIALIZE(case, indent=2).replace(b"\n", b"\t") + b"\n"
+    """A case's journal line: its line of the record (`case_json`), not indented."""
+    return case_json(case) + b"\n"
 
 
 def record_text(line: bytes) -> bytes:
-    """A journal line (without its newline) as the case's text inside a record (indented two levels)."""
-    return b"    " + line.replace(b"\t", b"\n    ")
+    """A journal line (without its newline) as the case's text inside a record (indented two levels).
+
+    A journal written before cases were one line each (its line breaks as tabs) reads the same way:
+    a tab is JSON whitespace, so that line is still one case in one line of the record.
+    """
+    return CASE_INDENT + line
 
 
 # ---- reading what a run left on disk ------------------------------------------------------------
@@ -170,7 +169,8 @@ def _read_base(record: Path) -> Unfinished:
 
 def _case_spans(record: Path) -> tuple[bytes, list[tuple[int, int]]] | None:
     """(the record's head as JSON without its cases, each case's byte span), or None when the file
-    is not laid out as `EvalReport.model_dump_json(indent=2)` lays it out."""
+    is not laid out as `record_json` lays it out: a case a line, or (a record written before that)
+    each case indented over many lines as `EvalReport.model_dump_json(indent=2)` lays it out."""
     head: list[bytes] = []
     spans: list[tuple[int, int]] = []
     offset, start = 0, -1
@@ -187,6 +187,8 @@ def _case_spans(record: Path) -> tuple[bytes, list[tuple[int, int]]] | None:
                 if start < 0:
                     if line == b"  ]\n":
                         state = "end"
+                    elif line.startswith(_CASE_LINE) and line.endswith(_LINE_ENDS):  # a case on its line
+                        spans.append((offset, len(line) - (2 if line.endswith(b",\n") else 1)))
                     elif line == _CASE_START:
                         start = offset
                     else:
@@ -372,26 +374,23 @@ def write_streamed(folder: Path, name: str, meta: RunMeta, summary: Summary,
     """A temporary file in ``folder`` holding the record whose cases are ``texts`` (each a case's
     record text), fsynced; its path and the byte span of each case in it.
 
-    The bytes are those of `EvalReport.model_dump_json(indent=2)` of the same
-    report; the caller renames the file into place.
+    The bytes are those of `record_json` of the same report; the caller renames the file into place.
     """
-    head = EvalReport(meta=meta, summary=summary).model_dump_json(indent=2).encode("utf-8")
-    assert head.endswith(b'"cases": []\n}')
     spans: list[tuple[int, int]] = []
 
     def fill(fh: IO[bytes]) -> None:
-        buffered = bytearray(head[:-4] + b"[\n")
+        buffered = bytearray()
         offset = 0
-        for text in texts:
-            if spans:
-                buffered += b",\n"
-            spans.append((offset + len(buffered), len(text)))
-            buffered += text
+        for before, text in record_chunks(record_head(meta, summary), texts):
+            buffered += before
+            if text:
+                spans.append((offset + len(buffered), len(text)))
+                buffered += text
             if len(buffered) > 1 << 20:
                 fh.write(buffered)
                 offset += len(buffered)
                 buffered.clear()
-        fh.write(buffered + b"\n  ]\n}" if spans else head)
+        fh.write(buffered)
 
     return write_temp(folder, name, fill), spans
 

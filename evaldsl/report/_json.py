@@ -20,14 +20,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import ValidationError
 
-from ..run._record import EvalReport
+from ..run._record import CaseResult, EvalReport, RunMeta, Summary
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -72,6 +72,49 @@ def read_record(path: str | os.PathLike[str], *, journal_ok: bool = False) -> Ev
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "the file"
         raise RecordError(f"{os.fspath(path)} is not an evaldsl run record ({where}: {first['msg']})") from None
+
+
+# ---- the record's layout: its head indented, then one line a case -------------------------------------
+
+CASE_INDENT = b"    "
+"""What comes before a case's JSON on its line of the record."""
+_CASE_JSON = CaseResult.__pydantic_serializer__.to_json
+
+
+def case_json(case: CaseResult) -> bytes:
+    """A case as its line of the record shows it: compact JSON, one line (a string's line breaks are escaped)."""
+    return _CASE_JSON(case)
+
+
+def record_head(meta: RunMeta, summary: Summary) -> bytes:
+    """The record of no case: ``schema_version``, ``meta`` and ``summary``, indented by two spaces."""
+    head = EvalReport(meta=meta, summary=summary).model_dump_json(indent=2).encode("utf-8")
+    assert head.endswith(b'"cases": []\n}')
+    return head
+
+
+def record_chunks(head: bytes, texts: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """A record's bytes, as (what comes before a case, the case's text) pairs, then (the rest, ``b""``).
+
+    ``head`` is `record_head`; each text is a case's line without its line break (`CASE_INDENT`
+    and `case_json`).
+    """
+    before, some = head[:-4] + b"[\n", False
+    for text in texts:
+        yield before, text
+        before, some = b",\n", True
+    yield (b"\n  ]\n}" if some else head), b""
+
+
+def record_json(report: EvalReport) -> str:
+    """The text of a record file: the head indented, then each case compact on its own line.
+
+    The same JSON value as ``report.model_dump_json()``; a case a line keeps a large record small and
+    lets line tools (``grep``, ``wc -l``, a diff) see one case a line, and ``jq .`` shows it indented.
+    """
+    texts = (CASE_INDENT + case_json(case) for case in report.cases)
+    return b"".join(b"".join(pair) for pair in record_chunks(record_head(report.meta, report.summary), texts)
+                    ).decode("utf-8")
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 from ..run._record import CaseResult, EvalReport, RunMeta, Summary
 from ..run._select import case_key
 from ._journal import Journal, Unfinished, journal_line, journal_path, read_span, record_text, remove, write_streamed
-from ._json import RecordWriteError, claim_from
+from ._json import CASE_INDENT, RecordWriteError, case_json, claim_from
 
 Key = tuple[str, str]
 _UNDONE, _HELD = -1, -2  # a case's source when it has no result yet, and when its result is held in memory
@@ -353,7 +353,7 @@ class RecordKeeper:
         for position, source in enumerate(self._source):
             if source == _HELD:
                 held = self._held[position]
-                yield b"    " + held.model_dump_json(indent=2).replace("\n", "\n    ").encode("utf-8")
+                yield CASE_INDENT + case_json(held)
             elif source != _UNDONE:
                 path = self._sources[source]
                 text = read_span(handles, path, self._offset[position], self._length[position])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from evaldsl.artifacts import RunArtifacts, ToolCall
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
 from evaldsl.report._journal import journal_line, journal_path, read_unfinished
-from evaldsl.report._json import RecordError, RecordWriteError, read_record
+from evaldsl.report._json import RecordError, RecordWriteError, read_record, record_json
 from evaldsl.report._keeper import RecordKeeper
 from evaldsl.run._api import run_suite
 from evaldsl.run._record import CaseResult, EvalReport, RunMeta
@@ -57,7 +57,7 @@ def test_a_record_kept_case_by_case_is_byte_for_byte_the_record_written_whole(tm
         keeper.add(result)
     assert journal_path(tmp_path / "r.json").read_bytes().count(b"\n") == 1 + len(NAMES)
     finished(keeper, report, report.cases)
-    whole = report.model_dump_json(indent=2)
+    whole = record_json(report)
     assert (tmp_path / "r.json").read_text("utf-8") == whole
     assert (tmp_path / "out" / "m_1.json").read_text("utf-8") == whole
     assert keeper.written == [tmp_path / "r.json", tmp_path / "out" / "m_1.json"]
@@ -202,6 +202,51 @@ def test_an_optional_file_is_kept_when_it_can_be_and_never_fails_the_run(tmp_pat
     assert list(keeper.cases()) == report.cases  # nothing on disk: every case stayed in memory
 
 
+def test_a_record_is_its_head_indented_then_a_case_a_line_the_same_json_as_the_model() -> None:
+    import json
+
+    report = sample()
+    text = record_json(report)
+    assert json.loads(text) == json.loads(report.model_dump_json())
+    lines = text.split("\n")  # (not splitlines: a case's text may hold U+2028 or U+0085, which JSON leaves raw)
+    cases = [line for line in lines if line.startswith('    {"suite":')]
+    assert len(cases) == len(report.cases) and lines[-2:] == ["  ]", "}"]
+    assert [CaseResult.model_validate_json(line.rstrip(",")) for line in cases] == report.cases
+    assert lines[:2] == ["{", '  "schema_version": 1,'] and '  "meta": {' in lines  # the head stays indented
+    empty = report.model_copy(update={"cases": []})
+    assert record_json(empty) == empty.model_dump_json(indent=2)
+
+
+def test_a_record_a_case_a_line_is_resumed_by_span(tmp_path: Path) -> None:
+    report = sample()
+    (tmp_path / "r.json").write_text(record_json(report), "utf-8")
+    found = read_unfinished(tmp_path / "r.json")
+    assert all(isinstance(where, tuple) for _, where in found.cases)  # spans, not cases read whole
+    assert list(found.results()) == report.cases
+
+
+def test_a_record_in_the_earlier_indented_layout_and_its_tabbed_journal_are_resumed_by_span(tmp_path: Path) -> None:
+    """Records and journals written before a case was one line (cases indented over many lines; journal
+    lines with tabs for line breaks) are still read by byte span, and the record is rewritten a case a line."""
+    report = sample()
+    record, journal = tmp_path / "r.json", journal_path(tmp_path / "r.json")
+    record.write_text(report.model_copy(update={"cases": report.cases[:3]}).model_dump_json(indent=2), "utf-8")
+    import json
+
+    header = (json.dumps({"evaldsl_journal": 1, "meta": json.loads(report.meta.model_dump_json())}) + "\n").encode()
+    tabbed = [case.model_dump_json(indent=2).replace("\n", "\t").encode() + b"\n" for case in report.cases[3:]]
+    journal.write_bytes(header + b"".join(tabbed))
+    found = read_unfinished(record)
+    assert [c.name for c in found.results()] == NAMES
+    assert all(isinstance(where, tuple) for _, where in found.cases)  # spans, not cases read whole
+    keeper = keeper_for(report, record)
+    keeper.resume(found)
+    keeper.start(report.summary)
+    finished(keeper, report, report.cases)
+    assert json.loads(record.read_text("utf-8")) == json.loads(report.model_dump_json())
+    assert read_record(record) == report and not journal.exists()
+
+
 def test_a_record_in_another_layout_is_read_whole_and_rewritten_in_evaldsl_s(tmp_path: Path) -> None:
     report = sample()
     record = tmp_path / "r.json"
@@ -212,7 +257,7 @@ def test_a_record_in_another_layout_is_read_whole_and_rewritten_in_evaldsl_s(tmp
     keeper.resume(found)
     keeper.start(report.summary)
     finished(keeper, report, report.cases)
-    assert record.read_text("utf-8") == report.model_dump_json(indent=2)
+    assert record.read_text("utf-8") == record_json(report)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
@@ -245,7 +290,7 @@ def test_a_file_system_that_cannot_reserve_space_gets_plain_writes(tmp_path: Pat
     assert b"\0" not in journal and journal.count(b"\n") == 1 + len(NAMES)  # no reserved tail left behind
     assert [c.name for c in read_unfinished(tmp_path / "r.json").results()] == NAMES
     finished(keeper, report, report.cases)
-    assert (tmp_path / "r.json").read_text("utf-8") == report.model_dump_json(indent=2)
+    assert (tmp_path / "r.json").read_text("utf-8") == record_json(report)
     assert len(calls) == at + 1  # refused once, never asked again
 
 
