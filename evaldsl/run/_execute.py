@@ -48,7 +48,7 @@ from ._safe import (
     cancelled_info,
     error_info,
 )
-from ._scoring import _error_run, score_run
+from ._scoring import _error_run, is_awaitable, score_run
 from ._threads import DaemonPool, RunTimeout, seconds_text
 
 
@@ -88,7 +88,7 @@ async def execute_run(
                 raw, latency = await pool.submit_bounded(timeout, clock, _timed, subject.run, case.prompt, *extra)
             else:
                 raw, world, latency = await pool.submit_bounded(timeout, clock, _sync_harness, subject, case, *extra)
-            if inspect.isawaitable(raw):  # a sync callable handing back an awaitable, for the time left
+            if is_awaitable(raw):  # a sync callable handing back an awaitable, for the time left
                 on_loop = True
                 left = timeout - (time.perf_counter() - start) + (clock.busy - busy)
                 raw, latency = await bounded(_settle(raw, latency), max(0.0, left), clock=clock,
@@ -185,7 +185,7 @@ async def _call(fn: Callable[..., Any], pool: DaemonPool, *args: Any) -> Any:
     if inspect.iscoroutinefunction(fn):
         return await fn(*args)
     value = await pool.submit(fn, *args)
-    return await value if inspect.isawaitable(value) else value
+    return await value if is_awaitable(value) else value
 
 
 def _own_time(subject: Subject, start: float, stolen: float) -> float:

@@ -46,7 +46,6 @@ import asyncio
 import collections
 import contextlib
 import contextvars
-import inspect
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -59,7 +58,7 @@ from ._execute import _timed, timeout_run
 from ._protocols import Subject
 from ._record import RunResult
 from ._safe import cancelled_info, error_info
-from ._scoring import _error_run, score_run
+from ._scoring import _error_run, is_awaitable, score_run
 from ._threads import DaemonPool
 
 Unit = tuple[Any, int, int]
@@ -216,7 +215,7 @@ class Lanes:
                 info = cancelled_info(exc, "the agent") if isinstance(exc, asyncio.CancelledError) else error_info(exc)
                 self._record(slot, i, r, _error_run(r, latency, info))
                 continue
-            if inspect.isawaitable(raw):  # awaited by a worker, on the loop, for the run's time left
+            if is_awaitable(raw):  # awaited by a worker, on the loop, for the run's time left
                 if final:
                     _close_awaitable(raw)
                     continue
@@ -306,7 +305,7 @@ class Lanes:
                     return
                 lane.current = None
                 done.append((unit, raw, latency, exc, began, lane.busy))
-                if isinstance(exc, KeyboardInterrupt) or inspect.isawaitable(raw):
+                if isinstance(exc, KeyboardInterrupt) or is_awaitable(raw):
                     self._closing = True  # the loop decides what comes next: take no more units
                 poke = not self._poked and self._loop is not None
                 if poke:  # the loop looks now rather than at its timer: what came back is recorded

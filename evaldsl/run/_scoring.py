@@ -174,7 +174,7 @@ async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, 
 
     def on_worker(**kwargs: Any) -> Any:
         value = judge(**kwargs)
-        if not inspect.isawaitable(value):
+        if not is_awaitable(value):
             return value
         future = asyncio.run_coroutine_threadsafe(_awaited(value), loop)
         pending.append(future)
@@ -189,6 +189,13 @@ async def _judged(exp: CompiledExpectation, ctx: EvalContext, pool: DaemonPool, 
         over = True
         for future in pending:
             future.cancel()  # a no-op once done; else a timed-out judge stops where it is
+
+
+def is_awaitable(value: Any) -> bool:
+    """`inspect.isawaitable`, answered at once for what agents return most (artifacts or a dict), whose
+    classes are never awaitable: the general test asks an abstract base class, a case at a time."""
+    kind = type(value)
+    return kind is not RunArtifacts and kind is not dict and inspect.isawaitable(value)
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:

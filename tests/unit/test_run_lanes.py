@@ -190,3 +190,34 @@ def test_a_runner_bug_while_scoring_a_lanes_run_costs_that_run_only(monkeypatch:
     report = run_suite(Calls(), [case("a"), case("bug"), case("b")])
     assert [c.status for c in report.cases] == ["passed", "error", "passed"]
     assert "a bug in the runner" in report.cases[1].runs[0].error.message  # type: ignore[union-attr]
+
+
+def test_the_quick_awaitable_test_answers_as_inspect_does() -> None:
+    """`is_awaitable` skips the general test for plain artifacts and dicts only, never for a subclass
+    that can be awaited."""
+    import inspect
+
+    from evaldsl.artifacts import RunArtifacts
+    from evaldsl.run._scoring import is_awaitable
+
+    class AwaitableDict(dict):  # type: ignore[type-arg]
+        def __await__(self):  # type: ignore[no-untyped-def]
+            yield from ()
+
+    class AwaitableArtifacts(RunArtifacts):
+        def __await__(self):  # type: ignore[no-untyped-def]
+            yield from ()
+
+    async def coroutine() -> None:
+        return None
+
+    pending, loop = coroutine(), asyncio.new_event_loop()
+    values = [RunArtifacts(final_text="x"), {"final_text": "x"}, AwaitableDict(), AwaitableArtifacts(),
+              pending, loop.create_future(), None, "text", 3]
+    try:
+        answers = [is_awaitable(v) for v in values]
+        assert answers == [inspect.isawaitable(v) for v in values]
+        assert answers == [False, False, True, True, True, True, False, False, False]
+    finally:
+        pending.close()
+        loop.close()
