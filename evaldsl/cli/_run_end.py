@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._run import _Plan
@@ -70,16 +70,16 @@ def _print_report(digest: Any, summary: Any, started: float, note: str | None) -
 
 def _finish(plan: _Plan, *, complete: bool) -> Any:
     """Fold the journals into the records, then update the .evaldsl cache (best effort); the summary."""
-    from ..report._lastfailed import update_lastfailed
+    from ..report._lastfailed import fold_lastfailed
     from ..run._builder import now
 
     keeper = plan.keeper
     summary = plan.digest.summary()
     keeper.meta.finished_at, keeper.meta.complete = now(), complete
     keeper.finish(summary)
-    ran: Iterator[Any] = plan.ran.in_order(keeper)  # file, name, status: what the --lf cache reads
+    ran = plan.ran.in_order(keeper)  # each case's id and whether it failed: what the --lf cache reads
     for path, write in ((LAST_RECORD, lambda: _copy_last(keeper, summary)),
-                        (LAST_FAILED, lambda: update_lastfailed(LAST_FAILED, ran))):
+                        (LAST_FAILED, lambda: fold_lastfailed(LAST_FAILED, ran))):
         try:
             write()
         except OSError as exc:
@@ -103,15 +103,8 @@ def _copy_last(keeper: Any, summary: Any) -> None:
     os.replace(tmp, LAST_RECORD)
 
 
-class _Ran(NamedTuple):
-    """A case that ran this time, as the --lf cache reads it."""
-
-    file: str
-    name: str
-    status: str
-
-
 _STATUSES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+_FAILED = (_STATUSES.index("failed"), _STATUSES.index("error"))
 
 
 class _RanCases:
@@ -126,15 +119,17 @@ class _RanCases:
         self.positions.append(position)
         self.statuses.append(_STATUSES.index(status))
 
-    def in_order(self, keeper: Any) -> Iterator[_Ran]:
-        """Each case that ran, in record order, its key (file and name) from the keeper."""
-        positions = self.positions
+    def in_order(self, keeper: Any) -> Iterator[tuple[str, bool]]:
+        """Each case that ran, in record order: its id for the --lf cache (``file::name``, its key
+        from the keeper, already normalized as `case_ref` normalizes it) and whether it failed."""
+        positions, statuses, failed = self.positions, self.statuses, _FAILED
         order: Sequence[int] = range(len(positions))
         if any(a > b for a, b in zip(positions, islice(positions, 1, None))):
             order = sorted(order, key=positions.__getitem__)
+        key = keeper.key
         for i in order:
-            file, name = keeper.key(positions[i])
-            yield _Ran(file, name, _STATUSES[self.statuses[i]])
+            file, name = key(positions[i])
+            yield f"{file}::{name}", statuses[i] in failed
 
 
 def _warn_unwritten(error: Any) -> None:

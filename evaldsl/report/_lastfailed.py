@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 
 from ..run._record import CaseResult
@@ -60,13 +61,17 @@ def update_lastfailed(path: str | os.PathLike[str], ran: Iterable[CaseResult]) -
 
     A file that cannot be read is started afresh. Raises `OSError` when it cannot be written.
     """
+    return fold_lastfailed(path, ((case_ref(r.file, r.name), r.status in _FAILED) for r in ran))
+
+
+def fold_lastfailed(path: str | os.PathLike[str], ran: Iterable[tuple[str, bool]]) -> list[str]:
+    """`update_lastfailed` of (case id, whether it failed or errored) pairs, each id as `case_ref` makes it."""
     try:
         ids = dict.fromkeys(read_lastfailed(path) or ())
     except RecordError:
         ids = {}
-    for result in ran:
-        ref = case_ref(result.file, result.name)
-        if result.status in _FAILED:
+    for ref, failed in ran:
+        if failed:
             ids[ref] = None
         else:
             ids.pop(ref, None)
@@ -76,7 +81,7 @@ def update_lastfailed(path: str | os.PathLike[str], ran: Iterable[CaseResult]) -
 
 def _json_lines(ids: list[str]) -> str:
     """``json.dumps(ids, indent=2) + "\\n"``, written without the encoder's pure-Python indenting path
-    (a run of 100,000 failing cases lists them all)."""
+    (a run of 100,000 failing cases lists them all); each id as `json.dumps` writes a string."""
     if not ids:
         return "[]\n"
-    return "[\n  " + ",\n  ".join(map(json.dumps, ids)) + "\n]\n"
+    return "[\n  " + ",\n  ".join(map(encode_basestring_ascii, ids)) + "\n]\n"

@@ -186,3 +186,31 @@ def test_the_lastfailed_file_is_written_as_the_json_encoder_indents_it(ids: list
     from evaldsl.report._lastfailed import _json_lines
 
     assert _json_lines(ids) == json.dumps(ids, indent=2) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(), unique=True, max_size=8))
+def test_lastfailed_is_written_as_json_dumps_writes_it(ids: list[str]) -> None:
+    """The file's bytes are ``json.dumps(ids, indent=2)`` and a line break: any text, lone surrogates too."""
+    from evaldsl.report._lastfailed import _json_lines
+
+    assert _json_lines(ids) == json.dumps(ids, indent=2) + "\n"
+
+
+def test_the_run_s_ids_for_lastfailed_are_case_ref_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`evaldsl run` folds its cases in by their keys in the keeper (no second normalizing): the same ids
+    `case_ref` makes of the cases' own files, in record order, whatever order they finished in."""
+    from evaldsl.cli._run_end import _RanCases
+    from evaldsl.report._keeper import RecordKeeper
+    from evaldsl.run._select import case_key
+
+    monkeypatch.chdir(tmp_path)
+    files = ["./d/../t.evl", str(tmp_path / "sub" / "u.evl"), "t.evl"]
+    cases = [("c", files[0], "failed"), ("a", files[1], "passed"), ("b", files[2], "error")]
+    keeper = RecordKeeper([case_key(f, n) for n, f, _ in sorted(cases, key=lambda c: c[0])], RunMeta())
+    ran = _RanCases()
+    for name, file, status in cases:
+        ran.add(keeper._keys.find(case_key(file, name)), status)
+    # record order (the keeper's: a, b, c), not the order they finished in (c, a, b)
+    assert list(ran.in_order(keeper)) == [(case_ref(files[1], "a"), False), ("t.evl::b", True), ("t.evl::c", True)]
+    assert case_ref(files[1], "a") == os.path.join("sub", "u.evl") + "::a"
