@@ -22,6 +22,8 @@ Each line is one fresh process: wall, CPU (user + system) and peak RSS.
     python bench/bench_scale.py --skip examples,run --repeat 3   # best of 3 processes a line
     python bench/bench_scale.py --skip check,examples --cases 10000 --repeat 3
     python bench/bench_scale.py --skip check,examples --cases 10000 --repeat 5 --suites failing
+    python bench/bench_scale.py --skip check,examples --cases 10000 --repeat 7 --suites failing \
+        --trees ../base,.                                # two checkouts, in the same rounds
 """
 
 from __future__ import annotations
@@ -43,13 +45,17 @@ EVALDSL = [sys.executable, "-m", "evaldsl"]
 AGENTS = "_instant_agents"
 
 
-def _env() -> dict[str, str]:
+TREES: list[Path] = [ROOT]
+"""The evaldsl trees measured (``--trees``); `runs` measures them in the same rounds, interleaved."""
+
+
+def _env(tree: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     # A user's installed evaldsl has its bytecode (pip writes it); a machine that sets
     # PYTHONDONTWRITEBYTECODE would have every process compile each module it imports from source,
     # and `run` imports more than `check`: the children may keep their bytecode (warmed up in `main`).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), str(ROOT), env.get("PYTHONPATH", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), str(tree or ROOT), env.get("PYTHONPATH", "")]))
     return env
 
 
@@ -138,7 +144,8 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
     the check process's (two processes compared: noisy, as compiling 10,000 cases varies by a few
     percent; both the least run less the least check, and the median over the rounds of each round's
     run less that round's check, which one lucky `check` does not move), and the run process's own CPU
-    after its suites were compiled (one process)."""
+    after its suites were compiled (one process). With ``--trees A,B`` each round measures every tree
+    in turn, so two versions are compared on the same machine at the same moments."""
     print("\nrun: N cases x 5 expectations, agent that returns at once, --json")
     print("  (failing: bench_run.py's cases, all but one fail two expectations, each listed with its detail;"
           " passing: every case passes)")
@@ -151,32 +158,37 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
             for agent in ("InstantAsync", "InstantSync"):
                 commands[agent] = [sys.executable, str(HERE / "_split_run.py"), "run", "--agent",
                                    f"{AGENTS}:{agent}", path.name, "--json", f"rec{cases}.json", "-q"]
-            best: dict[str, dict] = {}
-            after: dict[str, float] = {}
-            rounds: dict[str, list[float]] = {}  # each round's CPU of each process, for the paired differences
+            best: dict[tuple[Path, str], dict] = {}
+            after: dict[tuple[Path, str], float] = {}
+            rounds: dict[tuple[Path, str], list[float]] = {}  # each round's CPU of each process, for the pairs
             for _ in range(REPEAT[0]):
-                for name, command in commands.items():
-                    result = measure(command, cwd=work, env=_env())
-                    if result["rc"] not in (0, 1):
-                        print(result["output"].decode(errors="replace")[-2000:])
-                    rounds.setdefault(name, []).append(result["cpu"])
-                    if name not in best or result["cpu"] < best[name]["cpu"]:
-                        best[name] = result
-                    split = _split(result["output"])
-                    if split is not None:
-                        after[name] = min(after.get(name, float("inf")), split[1] - split[0])
-                    del result["output"]  # the summary of 10,000 failures: this process's RSS is the next child's
-            check = best["check"]
-            print(_row(f"check ({kind})", cases, check))
-            for agent in ("InstantAsync", "InstantSync"):
-                run = best[agent]
-                beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
-                paired = statistics.median(r - c for r, c in zip(rounds[agent], rounds["check"])) / cases * 1e6
-                own = after[agent] / cases * 1e6 if agent in after else float("nan")
-                print(_row(f"run --json ({agent}, {kind})", cases, run,
-                           f"beyond check {beyond:.0f} us a case (median of the rounds' differences "
-                           f"{paired:.0f}); after compiling {own:.0f} us; "
-                           f"{run['rss_mb'] - check['rss_mb']:+.0f} MB RSS"))
+                for tree in TREES:
+                    for name, command in commands.items():
+                        at = (tree, name)
+                        result = measure(command, cwd=work, env=_env(tree))
+                        if result["rc"] not in (0, 1):
+                            print(result["output"].decode(errors="replace")[-2000:])
+                        rounds.setdefault(at, []).append(result["cpu"])
+                        if at not in best or result["cpu"] < best[at]["cpu"]:
+                            best[at] = result
+                        split = _split(result["output"])
+                        if split is not None:
+                            after[at] = min(after.get(at, float("inf")), split[1] - split[0])
+                        del result["output"]  # the summary of 10,000 failures: this process's RSS is the next child's
+            for tree in TREES:
+                label = f"{tree.name}: " if len(TREES) > 1 else ""
+                check = best[(tree, "check")]
+                print(_row(f"{label}check ({kind})", cases, check))
+                for agent in ("InstantAsync", "InstantSync"):
+                    run = best[(tree, agent)]
+                    beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
+                    paired = statistics.median(
+                        r - c for r, c in zip(rounds[(tree, agent)], rounds[(tree, "check")])) / cases * 1e6
+                    own = after[(tree, agent)] / cases * 1e6 if (tree, agent) in after else float("nan")
+                    print(_row(f"{label}run --json ({agent}, {kind})", cases, run,
+                               f"beyond check {beyond:.0f} us a case (median of the rounds' differences "
+                               f"{paired:.0f}); after compiling {own:.0f} us; "
+                               f"{run['rss_mb'] - check['rss_mb']:+.0f} MB RSS"))
 
 
 def _warm_up(work: Path) -> None:
@@ -184,10 +196,11 @@ def _warm_up(work: Path) -> None:
     bytecode written by then, as in an installed evaldsl."""
     path = work / "warm.evl"
     path.write_text(suite_text(3), encoding="utf-8")
-    measure([*EVALDSL, "check", path.name], cwd=work, env=_env())
-    for agent in ("InstantAsync", "InstantSync"):
-        measure([sys.executable, str(HERE / "_split_run.py"), "run", "--agent", f"{AGENTS}:{agent}", path.name,
-                 "--json", "warm.json", "-q"], cwd=work, env=_env())
+    for tree in TREES:
+        measure([*EVALDSL, "check", path.name], cwd=work, env=_env(tree))
+        for agent in ("InstantAsync", "InstantSync"):
+            measure([sys.executable, str(HERE / "_split_run.py"), "run", "--agent", f"{AGENTS}:{agent}",
+                     path.name, "--json", "warm.json", "-q"], cwd=work, env=_env(tree))
     measure([sys.executable, "-c", "import yaml"], cwd=work, env=_env())
 
 
@@ -199,8 +212,13 @@ def main() -> None:
     parser.add_argument("--suites", default="failing,passing", help="run's suites: failing, passing or both")
     parser.add_argument("--repeat", "--repeats", type=int, default=1,
                         help="cold processes per line; the least CPU is shown")
+    parser.add_argument("--trees", default="",
+                        help="comma list of evaldsl trees (checkouts) whose runs to measure in the same rounds "
+                             "(default: this one)")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
+    if args.trees:
+        TREES[:] = [Path(t).resolve() for t in args.trees.split(",")]
     skip = set(filter(None, args.skip.split(",")))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}\n")
