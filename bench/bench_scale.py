@@ -139,13 +139,14 @@ def _split(output: bytes) -> tuple[float, float] | None:
 
 
 def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
-    """Per size and suite: ``check``, and ``run`` with each agent, ``--repeat`` times interleaved (a drift
-    of the machine hits all three alike), least CPU of each. Two figures a case: the run's CPU beyond
-    the check process's (two processes compared: noisy, as compiling 10,000 cases varies by a few
-    percent; both the least run less the least check, and the median over the rounds of each round's
-    run less that round's check, which one lucky `check` does not move), and the run process's own CPU
-    after its suites were compiled (one process). With ``--trees A,B`` each round measures every tree
-    in turn, so two versions are compared on the same machine at the same moments."""
+    """Per size and suite, ``--repeat`` rounds of `SEQUENCE`: ``check``, a ``run`` with an async agent,
+    ``check``, a run with a sync agent, ``check``. Two figures a case: the run's CPU beyond the check
+    process's (two processes compared: noisy, as this host's speed drifts by tens of percent within
+    minutes; both the least run less the least check, and the median over the rounds of each run less
+    the mean of the two checks beside it, which a drift between them cancels and one lucky `check`
+    does not move), and the run process's own CPU after its suites were compiled (one process). With
+    ``--trees A,B`` each round measures every tree in turn, so two versions are compared on the same
+    machine at the same moments."""
     print("\nrun: N cases x 5 expectations, agent that returns at once, --json")
     print("  (failing: bench_run.py's cases, all but one fail two expectations, each listed with its detail;"
           " passing: every case passes)")
@@ -160,21 +161,25 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
                                    f"{AGENTS}:{agent}", path.name, "--json", f"rec{cases}.json", "-q"]
             best: dict[tuple[Path, str], dict] = {}
             after: dict[tuple[Path, str], float] = {}
-            rounds: dict[tuple[Path, str], list[float]] = {}  # each round's CPU of each process, for the pairs
+            pairs: dict[tuple[Path, str], list[float]] = {}  # each round's run less the checks beside it
             for _ in range(REPEAT[0]):
                 for tree in TREES:
-                    for name, command in commands.items():
+                    cpu: list[float] = []
+                    for name in SEQUENCE:  # a check before and after each run: a drift of the machine cancels
                         at = (tree, name)
-                        result = measure(command, cwd=work, env=_env(tree))
+                        result = measure(commands[name], cwd=work, env=_env(tree))
                         if result["rc"] not in (0, 1):
                             print(result["output"].decode(errors="replace")[-2000:])
-                        rounds.setdefault(at, []).append(result["cpu"])
+                        cpu.append(result["cpu"])
                         if at not in best or result["cpu"] < best[at]["cpu"]:
                             best[at] = result
                         split = _split(result["output"])
                         if split is not None:
                             after[at] = min(after.get(at, float("inf")), split[1] - split[0])
                         del result["output"]  # the summary of 10,000 failures: this process's RSS is the next child's
+                    for i, name in enumerate(SEQUENCE):
+                        if name != "check":
+                            pairs.setdefault((tree, name), []).append(cpu[i] - (cpu[i - 1] + cpu[i + 1]) / 2)
             for tree in TREES:
                 label = f"{tree.name}: " if len(TREES) > 1 else ""
                 check = best[(tree, "check")]
@@ -182,13 +187,16 @@ def runs(work: Path, sizes: list[int], suites: list[str]) -> None:
                 for agent in ("InstantAsync", "InstantSync"):
                     run = best[(tree, agent)]
                     beyond = (run["cpu"] - check["cpu"]) / cases * 1e6
-                    paired = statistics.median(
-                        r - c for r, c in zip(rounds[(tree, agent)], rounds[(tree, "check")])) / cases * 1e6
+                    paired = statistics.median(pairs[(tree, agent)]) / cases * 1e6
                     own = after[(tree, agent)] / cases * 1e6 if (tree, agent) in after else float("nan")
                     print(_row(f"{label}run --json ({agent}, {kind})", cases, run,
-                               f"beyond check {beyond:.0f} us a case (median of the rounds' differences "
+                               f"beyond check {beyond:.0f} us a case (median of the rounds' pairs "
                                f"{paired:.0f}); after compiling {own:.0f} us; "
                                f"{run['rss_mb'] - check['rss_mb']:+.0f} MB RSS"))
+
+
+SEQUENCE = ("check", "InstantAsync", "check", "InstantSync", "check")
+"""A round of `runs`, for each tree: each run is paired with the mean of the checks just before and after it."""
 
 
 def _warm_up(work: Path) -> None:
