@@ -3,11 +3,21 @@
 # valgrind (cachegrind, no cache simulation): deterministic, unlike CPU time on a shared machine.
 # Runs of 1,000 and 2,000 of bench_run.py's cases, so the constant (imports, start-up) drops out.
 # User-space instructions of all threads; what the kernel does (thread switches) is not counted.
+# --to-compiled stops each run once its suites are compiled: what a run pays before its first case,
+# beyond check (the whole figure less this one is the running, scoring and recording).
 #
-#     bash bench/count_instructions.sh TREE AGENT [--passing]   # AGENT: InstantAsync or InstantSync
+#     bash bench/count_instructions.sh TREE AGENT [--passing] [--to-compiled]   # AGENT: InstantAsync or InstantSync
 #     e.g. bash bench/count_instructions.sh . InstantAsync      # about 2 minutes
 set -eu
-tree=$(cd "$1" && pwd); agent=$2; passing=${3:-}
+tree=$(cd "$1" && pwd); agent=$2; shift 2
+passing=""; to_compiled=""
+for flag in "$@"; do
+  case $flag in
+    --passing) passing=1 ;;
+    --to-compiled) to_compiled=1 ;;
+    *) echo "count_instructions.sh: unknown flag $flag" >&2; exit 2 ;;
+  esac
+done
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export PYTHONHASHSEED=0 PYTHONPATH="$tree/bench:$tree"
 unset PYTHONDONTWRITEBYTECODE  # bytecode as an installed evaldsl has it (the constant, not the figure, depends on it)
@@ -17,8 +27,15 @@ for n in 1000 2000; do
     "$work/c$n.evl" "$passing"
 done
 cat > "$work/cli.py" <<'PY'
-import contextlib, io, sys
+import contextlib, io, os, sys
+import evaldsl.cli._run as cli_run
 from evaldsl.cli import main
+if os.environ.get("TO_COMPILED"):  # the run ends once its suites are compiled
+    _load = cli_run._load
+    def _stop(*args, **kwargs):
+        _load(*args, **kwargs)
+        raise SystemExit(0)
+    cli_run._load = _stop
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
     main(sys.argv[1:])
 PY
@@ -27,7 +44,8 @@ count() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/n
 cd "$work"
 "$python" cli.py check c1000.evl; "$python" cli.py run --agent "_instant_agents:$agent" c1000.evl --json r.json -q  # bytecode written
 c1=$(count check c1000.evl); c2=$(count check c2000.evl)
+export TO_COMPILED=$to_compiled
 r1=$(count run --agent "_instant_agents:$agent" c1000.evl --json r.json -q)
 r2=$(count run --agent "_instant_agents:$agent" c2000.evl --json r.json -q)
-echo "$tree $agent${passing:+ (passing)}: $(( ((r2 - c2) - (r1 - c1)) / 1000 )) instructions a case beyond check" \
-     "(constant $(( (2 * (r1 - c1) - (r2 - c2)) / 1000000 ))M)"
+echo "$tree $agent${passing:+ (passing)}${to_compiled:+ (to compiled)}: $(( ((r2 - c2) - (r1 - c1)) / 1000 ))" \
+     "instructions a case beyond check (constant $(( (2 * (r1 - c1) - (r2 - c2)) / 1000000 ))M)"
