@@ -122,14 +122,15 @@ class _RanCases:
     def in_order(self, keeper: Any) -> Iterator[tuple[str, bool]]:
         """Each case that ran, in record order: its id for the --lf cache (``file::name``, its key
         from the keeper, already normalized as `case_ref` normalizes it) and whether it failed."""
+        from ..report._lastfailed import key_ref
+
         positions, statuses, failed = self.positions, self.statuses, _FAILED
         order: Sequence[int] = range(len(positions))
         if any(a > b for a, b in zip(positions, islice(positions, 1, None))):
             order = sorted(order, key=positions.__getitem__)
         key = keeper.key
         for i in order:
-            file, name = key(positions[i])
-            yield f"{file}::{name}", statuses[i] in failed
+            yield key_ref(key(positions[i])), statuses[i] in failed
 
 
 def _warn_unwritten(error: Any) -> None:

@@ -13,8 +13,9 @@ still growing with the run). Instead, for a record ``RECORD.json``:
   `CaseResult` as compact JSON, the very text of that case's line in the
   record (`case_json`), which the final record copies as it is. Each line
   is flushed to the operating system when its case finishes, so killing
-  the process (even ``kill -9``) loses no finished case; it is fsynced at most once a second (`SYNC_EVERY_S`),
-  so a power cut loses at most about the last second of cases.
+  the process (even ``kill -9``) loses no finished case; it is fsynced at
+  most once a second (`SYNC_EVERY_S`), so a power cut loses at most about
+  the last second of cases.
 - At the end of the run (also on Ctrl-C and after ``-x``) the record is
   rebuilt by streaming: the head (``meta``, ``summary``), then every case
   in record order, each read from the base record or the journal by its

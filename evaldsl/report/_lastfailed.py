@@ -31,8 +31,12 @@ _FAILED = ("failed", "error")
 
 def case_ref(file: str, name: str) -> str:
     """A case's id in the file: ``file::name``, the file normalized as `case_key` does."""
-    path, name = case_key(file, name)
-    return f"{path}::{name}"
+    return key_ref(case_key(file, name))
+
+
+def key_ref(key: tuple[str, str]) -> str:
+    """The id of the case whose `case_key` is ``key``: ``file::name``."""
+    return f"{key[0]}::{key[1]}"
 
 
 def read_lastfailed(path: str | os.PathLike[str]) -> list[str] | None:
