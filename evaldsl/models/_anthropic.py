@@ -31,7 +31,7 @@ import os
 from typing import Any
 
 from ..artifacts import ToolCall
-from ._chat import ChatReply, Sampling
+from ._chat import ChatReply, Sampling, usage_count
 from ._http import BASE_HEADERS, HttpBackend
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -190,12 +190,12 @@ class AnthropicBackend(HttpBackend):
         echoed: dict[str, Any] = {"role": "assistant", "content": text}
         if wire_calls:
             echoed["tool_calls"] = wire_calls
-        usage = body.get("usage") or {}
+        usage = body.get("usage")
         return ChatReply(
             text=text,
             tool_calls=calls,
             call_ids=ids,
             message=echoed,
-            input_tokens=usage.get("input_tokens"),
-            output_tokens=usage.get("output_tokens"),
+            input_tokens=usage_count(usage, "input_tokens"),
+            output_tokens=usage_count(usage, "output_tokens"),
         )

@@ -17,6 +17,7 @@ backend against a real server on loopback, independently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..artifacts import ToolCall
@@ -56,6 +57,25 @@ class ChatReply:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
 
+def usage_count(usage: Any, name: str) -> int | None:
+    """A token count from a reply's ``usage`` object: a whole number from 0, or None when absent.
+
+    Raises:
+        ValueError: for a ``usage`` that is not an object, or a count of the wrong type or sign
+            (a reply that says so is unreadable, a backend error, never cached).
+    """
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):
+        raise ValueError(f"`usage` is a {type(usage).__name__}, not an object")
+    value = usage.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"`usage.{name}` is {value!r}, not a count of tokens")
+    return value
+
+
 class ChatBackend(Protocol):
     """A model endpoint: one request in, one reply out.
 
@@ -75,11 +95,13 @@ class ChatBackend(Protocol):
         sampling: Sampling = Sampling(),
         repeat_index: int = 0,
         timeout_s: float | None = None,
+        accept: Callable[[ChatReply], object] | None = None,
     ) -> ChatReply:
         """Send one request. ``response_schema`` asks for structured output (a JSON
         Schema) where the API supports it; ``repeat_index`` is part of the cache key
         so that ``repeat 5`` makes five distinct calls; ``timeout_s`` bounds the whole
-        request including retries."""
+        request including retries. ``accept``, when given, says whether the caller can use a
+        reply (it raises ValueError when not): only such replies are cached or served from it."""
         ...
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from ._cache import ResponseCache, request_key
 from ._chat import BackendError, ChatReply, Sampling
-from ._retry import RetryPolicy, redact, send_with_retries
+from ._retry import RetryPolicy, redact, redact_value, send_with_retries
 from ._transport import SharedClient
 
 NO_SAMPLING = Sampling()
@@ -37,6 +38,16 @@ def _endpoint(url: str) -> str:
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ValueError(f"bad base URL {url!r}: expected http://HOST[:PORT]/... or https://...")
     return url
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its user part (``http://user:pw@host``) shown as ``***``:
+    what a record's meta, a repr or a message may show of a base URL."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}"))
 
 
 class HttpBackend:
@@ -72,14 +83,14 @@ class HttpBackend:
 
     def describe(self) -> dict[str, Any]:
         """What a record's meta keeps of this backend: never the key."""
-        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+        return {"provider": self.provider, "model": self.model, "base_url": without_password(self.base_url)}
 
     async def aclose(self) -> None:
         """Close the HTTP client (its pooled connections)."""
         await self.client.aclose()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.label!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}({self.label!r}, base_url={without_password(self.base_url)!r})"
 
     def headers(self) -> dict[str, str]:
         """The request's headers, credentials included."""
@@ -108,6 +119,7 @@ class HttpBackend:
         sampling: Sampling = NO_SAMPLING,
         repeat_index: int = 0,
         timeout_s: float | None = None,
+        accept: Callable[[ChatReply], object] | None = None,
     ) -> ChatReply:
         body = self.build(messages, tools, response_schema, sampling)
         key = None
@@ -116,13 +128,16 @@ class HttpBackend:
             stored = self.cache.get(key)
             if stored is not None:
                 try:
-                    return dataclasses.replace(self.parse(stored, response_schema), cached=True)
-                except (ValueError, KeyError, TypeError, AttributeError, IndexError):
-                    pass  # an entry this version cannot read: ask again, and overwrite it
+                    reply = self.parse(stored, response_schema)
+                except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
+                    reply = None  # an entry this version cannot read: ask again, and overwrite it
+                if reply is not None and _accepted(accept, reply):
+                    return dataclasses.replace(reply, cached=True)
         data = await self._post(json.dumps(body, ensure_ascii=False).encode(), timeout_s)
-        if key is not None and self.cache is not None:
-            self.cache.put(key, data)
-        return self._parsed(data, response_schema)
+        reply = self._parsed(data, response_schema)
+        if key is not None and self.cache is not None and _accepted(accept, reply):
+            self.cache.put(key, data)  # only a reply that was read (and that the caller could use) is kept
+        return reply
 
     async def _post(self, content: bytes, timeout_s: float | None) -> dict[str, Any]:
         client, url, headers = self.client.get(), self._url, self._headers
@@ -138,16 +153,25 @@ class HttpBackend:
             body = redact(body.decode("utf-8", "replace"), self._secrets()).encode()
         try:
             data = json.loads(body)
+        except RecursionError:
+            raise self._error("a reply nested too deep to read", response.status_code) from None
         except ValueError:
             data = None
         if not isinstance(data, dict):
             status = response.status_code
             raise self._error(f"HTTP {status} with a body that is not a JSON object", status)
+        if self._key_mark and b"\\u" in body:  # \u escapes may spell the key: look at the decoded text
+            try:
+                data = redact_value(data, self._secrets())
+            except RecursionError:
+                raise self._error("a reply nested too deep to read", response.status_code) from None
         return data
 
     def _parsed(self, data: dict[str, Any], response_schema: dict[str, Any] | None) -> ChatReply:
         try:
             return self.parse(data, response_schema)
+        except RecursionError:
+            raise self._error("a reply this backend cannot read (nested too deep)", 200) from None
         except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             raise self._error(f"a reply this backend cannot read ({type(exc).__name__}: {exc})", 200) from None
 
@@ -156,3 +180,15 @@ class HttpBackend:
 
     def _error(self, problem: str, status: int | None) -> BackendError:
         return BackendError(redact(f"{self.label}: {problem}", self._secrets()), status=status)
+
+
+def _accepted(accept: Callable[[ChatReply], object] | None, reply: ChatReply) -> bool:
+    """Whether the caller can use ``reply`` (its ``accept`` raises ValueError when not): only such a
+    reply is cached, so a judge reply that could not be read is asked again next time, never replayed."""
+    if accept is None:
+        return True
+    try:
+        accept(reply)
+    except ValueError:
+        return False
+    return True

@@ -102,7 +102,8 @@ class LLMJudge:
             {"role": "user", "content": self.render(rubric=rubric, prompt=prompt, artifacts=artifacts)}
         ]
         for attempt in (1, 2):
-            reply = await self.backend.chat(messages, response_schema=VERDICT_SCHEMA, sampling=self.sampling)
+            reply = await self.backend.chat(messages, response_schema=VERDICT_SCHEMA, sampling=self.sampling,
+                                            accept=_readable)
             try:
                 return parse_verdict(reply.text)
             except ValueError as exc:
@@ -145,6 +146,11 @@ def parse_verdict(text: str | None) -> JudgeVerdict:
     if not isinstance(reasoning, str):
         raise ValueError("`reasoning` is missing or not a string")
     return JudgeVerdict(float(score), reasoning.strip())
+
+
+def _readable(reply: Any) -> None:
+    """The cache's test of a judge reply: one that `parse_verdict` cannot read is never stored."""
+    parse_verdict(reply.text)
 
 
 def _json(value: Any) -> str:

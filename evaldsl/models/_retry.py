@@ -74,6 +74,19 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def redact_value(value: Any, secrets: Iterable[str]) -> Any:
+    """``value`` (decoded JSON) with `redact` applied to every string in it, keys included: a key
+    that a reply spelled with JSON escapes (``\\u0073k-...``) is only visible once decoded."""
+    secrets = tuple(s for s in secrets if s)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {redact(k, secrets): redact_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v, secrets) for v in value]
+    return value
+
+
 def api_message(response: HttpReply) -> str:
     """The API's error message: from its JSON error body where it has one, else the text (trimmed)."""
     try:

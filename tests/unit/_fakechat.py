@@ -31,7 +31,8 @@ class FakeChat:
 
     async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
                    response_schema: dict[str, Any] | None = None, sampling: Sampling = Sampling(),
-                   repeat_index: int = 0, timeout_s: float | None = None) -> ChatReply:
+                   repeat_index: int = 0, timeout_s: float | None = None,
+                   accept: Any = None) -> ChatReply:
         self.requests.append({
             "messages": copy.deepcopy(messages), "tools": tools, "response_schema": response_schema,
             "sampling": sampling, "repeat_index": repeat_index, "timeout_s": timeout_s,
