@@ -118,8 +118,12 @@ def record_json(report: EvalReport) -> str:
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file in the same directory + rename)."""
-    target = Path(path)
+    """Replace ``path`` with ``text`` atomically (temp file in the same directory + rename); through a
+    symbolic link to its target; an OSError for a path that is not a regular file (`record_target`)."""
+    from ._lock import record_target
+
+    real = record_target(path)
+    target = real if os.path.islink(path) else Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _write_temp(target.parent, target.name, text)
     try:

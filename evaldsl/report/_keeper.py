@@ -31,6 +31,7 @@ from ..run._record import CaseResult, EvalReport, RunMeta, Summary
 from ..run._select import case_key
 from ._journal import Journal, Unfinished, journal_line, journal_path, read_span, record_text, remove, write_streamed
 from ._json import CASE_INDENT, RecordWriteError, case_json, claim_from
+from ._lock import RecordLock, record_target
 
 Key = tuple[str, str]
 _UNDONE, _HELD = -1, -2  # a case's source when it has no result yet, and when its result is held in memory
@@ -129,7 +130,7 @@ class _Keys:
 
 
 class _Target:
-    __slots__ = ("path", "out_dir", "stem", "optional", "journal", "failed")
+    __slots__ = ("path", "out_dir", "stem", "optional", "journal", "failed", "lock")
 
     def __init__(self, path: Path | None, *, out_dir: Path | None = None, stem: str = "", optional: bool = False):
         self.path = path
@@ -138,6 +139,7 @@ class _Target:
         self.optional = optional
         self.journal: Journal | None = None
         self.failed: RecordWriteError | None = None
+        self.lock: RecordLock | None = None
 
     @property
     def name(self) -> Path:
@@ -253,6 +255,7 @@ class RecordKeeper:
             RecordWriteError: a (not optional) file could not be written.
         """
         meta = self.meta.model_copy(update={"complete": False})
+        self._lock_all()
         self._write_all(meta, summary, raising=True)
         for target in self._targets:
             if target.failed is None and target.path is not None:
@@ -304,6 +307,9 @@ class RecordKeeper:
         self._write_all(self.meta, summary, raising=False)
         for target in self._targets:
             target.journal = None
+            if target.lock is not None:
+                target.lock.release()
+                target.lock = None
         self._span_journal = None
 
     # ---- reading back ------------------------------------------------------------------------------
@@ -327,6 +333,31 @@ class RecordKeeper:
         return EvalReport(meta=self.meta.model_copy(), summary=summary, cases=list(self.cases()))
 
     # ---- inside --------------------------------------------------------------------------------------
+
+    def _lock_all(self) -> None:
+        """Resolve each record file (through a symbolic link; refusing what is not a regular file) and
+        lock it against a second run; a file that cannot be had raises (an optional one is dropped)."""
+        for target in self._targets:
+            if target.path is None:
+                continue  # a name claimed in an --out folder: never another run's
+            try:
+                real = record_target(target.path)
+                if target.path.is_symlink():  # written through: the link stays, its target is replaced
+                    target.path = real
+                target.path.parent.mkdir(parents=True, exist_ok=True)
+                lock = RecordLock(target.path)
+                lock.acquire()
+            except OSError as exc:
+                if target.optional:
+                    target.failed = RecordWriteError(target.name, exc)
+                    continue
+                for held in self._targets:
+                    if held.lock is not None:
+                        held.lock.release()
+                        held.lock = None
+                raise RecordWriteError(target.name, exc) from exc
+            target.lock = lock
+        self._targets = [t for t in self._targets if not (t.optional and t.failed is not None)]
 
     def _place(self, key: Key) -> int:
         position = self._keys.place(key)
