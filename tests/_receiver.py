@@ -16,6 +16,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     body: str = ""
+    trickle: float = 0.0
+    """Send the body a byte at a time, this many seconds apart (a server that never quite stops)."""
 
 
 @dataclass
@@ -57,7 +59,13 @@ def receiver(*replies: Reply) -> Iterator[Receiver]:
                     self.send_header(key, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if reply.trickle:
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+                else:
+                    self.wfile.write(data)
             except OSError:  # the client gave up (a timeout test)
                 pass
 

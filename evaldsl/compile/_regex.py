@@ -73,6 +73,16 @@ def set_match_limit(seconds: float) -> None:
     _LIMIT.set(seconds)
 
 
+def limit_at_most(seconds: float) -> contextvars.Token[float]:
+    """Lower this context's limit to ``seconds`` (when it is higher) until `reset_limit` is given the token."""
+    return _LIMIT.set(min(seconds, _LIMIT.get()))
+
+
+def reset_limit(token: contextvars.Token[float]) -> None:
+    """Put back the limit that `limit_at_most` lowered."""
+    _LIMIT.reset(token)
+
+
 @contextlib.contextmanager
 def serve_matches(loop: asyncio.AbstractEventLoop, busy: Callable[[float], None] | None = None) -> Iterator[None]:
     """While the runner's ``loop`` runs on the main thread, matches asked for on other threads are done there.

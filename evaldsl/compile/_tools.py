@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..syntax import _ast as a
+from . import _regex
 from ._errors import CompileProblem
 from ._model import CompiledTool, ToolAnswer
 from ._values import json_equal, to_python, to_text, tool_name
@@ -126,6 +127,26 @@ def _body_line(stmt: Any, properties: dict[str, Any], required: list[str],
         otherwise.append((stmt.action == "returns", to_text(stmt.text)))
 
 
+TOOL_MATCH_LIMIT_S = 1.0
+"""The time limit of a regex in a mock tool's `when` pattern (or the case's, when shorter). A tool is
+answered on the runner's loop, which every case running beside it shares: a catastrophic pattern
+there may hold them all up for this long, no longer, and fails only the run that hit it."""
+
+
+def _first_when(name: str, whens: list[tuple[Callable[[Any], str | None], bool, str]], args: Any) -> ToolAnswer | None:
+    """The answer of the first `when` line whose pattern matches ``args`` (regexes under `TOOL_MATCH_LIMIT_S`)."""
+    token = _regex.limit_at_most(TOOL_MATCH_LIMIT_S)
+    try:
+        for matcher, ok, text in whens:
+            if matcher(args) is None:
+                return ToolAnswer(ok, text)
+    except _regex.RegexTimeout as exc:
+        raise _regex.RegexTimeout(f"tool {name}: a `when` pattern on the call's arguments: {exc}") from None
+    finally:
+        _regex.reset_limit(token)
+    return None
+
+
 def _answerer(
     name: str,
     properties: dict[str, Any],
@@ -149,9 +170,10 @@ def _answerer(
                 why = _type_error(properties[key], value)
                 if why:
                     return ToolAnswer(False, f"Error: {name}: parameter `{key}` {why}")
-        for matcher, ok, text in whens:
-            if matcher(args) is None:
-                return ToolAnswer(ok, text)
+        if whens:
+            found = _first_when(name, whens, args)
+            if found is not None:
+                return found
         if otherwise is not None:
             return ToolAnswer(*otherwise)
         shown = json.dumps(args, ensure_ascii=False)

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
+from ..compile._regex import RegexTimeout
 from ..run._context import CaseContext
 from ._chat import BackendError, ChatBackend, ChatReply, Sampling
 
@@ -69,7 +70,11 @@ class ModelAgent:
             if not reply.tool_calls:
                 run.final_text = reply.text
                 return run.artifacts(start)
-            run.answer(reply, ctx)
+            try:
+                run.answer(reply, ctx)
+            except RegexTimeout as exc:  # a mock tool's catastrophic `when` pattern: this run only
+                run.error = str(exc)
+                return run.artifacts(start)
         run.error = (f"max turns reached: the model made {ctx.max_turns} call(s) without a final answer "
                      f"(`max turns {ctx.max_turns}`); the {len(run.calls)} tool call(s) so far are kept")
         return run.artifacts(start)

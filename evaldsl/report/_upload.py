@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,20 +119,45 @@ def upload_record(
     body = report.model_dump_json().encode("utf-8")
     scrub = _scrubber(token, url)
     delay = backoff
-    with httpx.Client(timeout=timeout, follow_redirects=False, transport=transport) as client:
-        for attempt in range(1, max(1, attempts) + 1):
-            status, why, wait = _attempt(client, url, body, headers, scrub)
-            if status is not None and 200 <= status < 300:
-                return UploadResult(True, attempt, status, f"record uploaded to {where} (HTTP {status})")
-            if wait is None or attempt >= attempts:
-                tries = f" after {attempt} attempt(s)" if attempt > 1 else ""
-                return UploadResult(False, attempt, status, f"upload to {where} failed{tries}: {why}")
-            if wait > max_delay:
-                return UploadResult(False, attempt, status, f"upload to {where} failed: {why}; the server asked "
-                                    f"to retry after {wait:g}s, longer than {max_delay:g}s, so it was not retried")
-            sleep(max(min(delay, max_delay), wait))
-            delay *= 2
+    for attempt in range(1, max(1, attempts) + 1):
+        status, why, wait = _bounded_attempt(url, body, headers, scrub, timeout, transport)
+        if status is not None and 200 <= status < 300:
+            return UploadResult(True, attempt, status, f"record uploaded to {where} (HTTP {status})")
+        if wait is None or attempt >= attempts:
+            tries = f" after {attempt} attempt(s)" if attempt > 1 else ""
+            return UploadResult(False, attempt, status, f"upload to {where} failed{tries}: {why}")
+        if wait > max_delay:
+            return UploadResult(False, attempt, status, f"upload to {where} failed: {why}; the server asked "
+                                f"to retry after {wait:g}s, longer than {max_delay:g}s, so it was not retried")
+        sleep(max(min(delay, max_delay), wait))
+        delay *= 2
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _bounded_attempt(
+    url: str, body: bytes, headers: dict[str, str], scrub: Callable[[str], str], timeout: float, transport: Any
+) -> tuple[int | None, str, float | None]:
+    """`_attempt` bounded as a whole by ``timeout`` seconds: httpx's timeouts bound each read, so a
+    server that trickles its reply a byte at a time would hold it forever. The attempt runs on a
+    daemon thread with a client of its own; past the bound it is abandoned (its socket closes with
+    the process) and counted a timeout, which is retried like any other."""
+    import httpx
+
+    outcome: list[tuple[int | None, str, float | None]] = []
+
+    def work() -> None:
+        try:
+            with httpx.Client(timeout=timeout, follow_redirects=False, transport=transport) as client:
+                outcome.append(_attempt(client, url, body, headers, scrub))
+        except Exception as exc:  # anything the client itself raised: this attempt's failure
+            outcome.append((None, scrub(f"{type(exc).__name__}: {exc}"), None))
+
+    thread = threading.Thread(target=work, name="evaldsl-upload", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive() or not outcome:
+        return None, f"timed out: no whole reply within {timeout:g}s", 0.0
+    return outcome[0]
 
 
 def _attempt(

@@ -166,3 +166,42 @@ def test_an_unreadable_judge_reply_is_never_cached_and_a_readable_one_is(
     before = len(openai_server.requests)
     assert run(capsys, *judged)[0] == 0
     assert len(openai_server.requests) == before  # the readable verdict was cached
+
+
+def test_a_catastrophic_when_pattern_fails_only_its_run_and_the_loop_goes_on(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from servers._script import call, tool_calls
+
+    (tmp_path / "f.evl").write_text('''suite "Regex"
+timeout 20s
+tool lookup "Look a word up"
+  param q: string
+  when <q: matches /^(a+)+$/> returns "found"
+  otherwise returns "nothing"
+
+case "hostile"
+  prompt "look up the hostile word"
+  expect final text contains "done"
+
+case "calm"
+  prompt "look up calm"
+  expect final text contains "done"
+''')
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        said = json.dumps(request["messages"])
+        if '"role": "tool"' in said:
+            return text("done")
+        word = "a" * 40 + "!" if "hostile" in said else "calm"
+        return tool_calls(call("lookup", {"q": word}))
+
+    openai_server.reply = script
+    code, out = run(capsys, "--model", "openai:m", "--base-url", openai_server.base_url, "-j", "2", "--no-cache")
+    cases = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    assert cases["calm"]["status"] == "passed", out
+    hostile = cases["hostile"]["runs"][0]
+    assert cases["hostile"]["status"] == "error"
+    assert "lookup" in hostile["error"]["message"] and "(a+)+" in hostile["error"]["message"]
+    assert "took longer than" in hostile["error"]["message"]
+    assert hostile["artifacts"]["transcript"]  # what the run did before is kept

@@ -122,6 +122,15 @@ def test_a_slow_server_times_out_into_a_warning() -> None:
     assert len(server.received) == 2  # a timeout is retried: the key makes a second POST safe
 
 
+def test_a_server_that_trickles_its_reply_is_bounded_as_a_whole() -> None:
+    # each byte comes within httpx's read timeout, so only a bound on the whole request stops it
+    with receiver(Reply(200, body="x" * 10_000, trickle=0.05)) as server:
+        result = upload_record(sample(), server.url, timeout=0.5, attempts=2, sleep=lambda s: None)
+    assert not result.ok and result.status is None
+    assert "timed out: no whole reply within 0.5s" in result.message
+    assert len(server.received) == 2
+
+
 def test_connection_refused_is_a_warning() -> None:
     with receiver() as server:
         url = server.url
