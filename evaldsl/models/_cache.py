@@ -24,6 +24,7 @@ import hashlib
 import itertools
 import json
 import os
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,23 @@ def _create(path: str, folder: str) -> int:
         return os.open(path, flags, 0o644)
 
 
+class _NotRegular(OSError):
+    """What stands where a cache entry should be is not a file."""
+
+
+def _read_regular(path: str) -> bytes:
+    """The bytes of the regular file at ``path``; OSError for anything else (a FIFO there would block
+    a plain ``open`` forever, and the event loop with it: opened without blocking, then refused)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegular(f"{path} is not a regular file")
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
 class ResponseCache:
     """Replies on disk under ``directory``; counts ``hits`` and ``misses``.
 
@@ -80,9 +98,12 @@ class ResponseCache:
     def get(self, key: str) -> dict[str, Any] | None:
         """The reply body stored under ``key``, or None (a miss: absent, unreadable or corrupt)."""
         try:
-            with open(self._path(key), "rb") as handle:
-                entry = json.loads(handle.read())
-        except (OSError, ValueError):
+            entry = json.loads(_read_regular(self._path(key)))
+        except _NotRegular as exc:
+            self._warn_once(f"response cache {self.directory}: entry {key[:12]}... cannot be read ({exc}); "
+                            "asking the endpoint instead")
+            entry = None
+        except (OSError, ValueError):  # absent, unreadable or corrupt: a miss (overwritten by the next reply)
             entry = None
         body = entry.get("response") if isinstance(entry, dict) and entry.get("key") == key else None
         if isinstance(body, dict):
@@ -118,10 +139,12 @@ class ResponseCache:
                     pass
                 raise
         except OSError as exc:
-            if not self._warned:
-                self._warned = True
-                message = f"response cache {self.directory}: cannot write ({exc}); going on without it"
-                warnings.warn(message, stacklevel=2)
+            self._warn_once(f"response cache {self.directory}: cannot write ({exc}); going on without it")
+
+    def _warn_once(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(message, stacklevel=3)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.directory)!r}, hits={self.hits}, misses={self.misses})"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._chat import BackendError
-from ._transport import HttpReply, TransportFailure
+from ._transport import HttpReply, ReplyTooLarge, TransportFailure
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 AFTER_RETRIES = re.compile(r"\(after \d+ attempts?\)")
@@ -184,6 +184,8 @@ async def send_with_retries(
         bound = min(policy.request_timeout_s, left)
         try:
             response = await _bounded(send(bound), bound)
+        except ReplyTooLarge as exc:  # asking again would read as much again
+            raise BackendError(redact(f"{label}: {exc}", secrets), status=None) from None
         except (TransportFailure, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
         else:

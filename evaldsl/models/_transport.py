@@ -73,6 +73,14 @@ class TransportFailure(Exception):
         self.timeout = timeout
 
 
+MAX_REPLY_BYTES = 32 * 1024 * 1024
+"""The largest reply body a backend reads (32 MiB; a chat reply is rarely past a few hundred KB)."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply whose body is larger than `MAX_REPLY_BYTES`: not read past that, and not retried."""
+
+
 class HttpClient(Protocol):
     """What a backend sends through (see the module docstring)."""
 
@@ -143,7 +151,11 @@ class AiohttpClient:
                 url, data=content, headers=headers, allow_redirects=False, proxy=self._proxy(url),
                 timeout=self._timeout_type(total=timeout_s),
             ) as response:
-                body = await response.read()
+                length = response.content_length
+                if length is not None and length <= MAX_REPLY_BYTES:
+                    body = await response.read()
+                else:
+                    body = await _read_bounded(response, length)
                 return HttpReply(response.status, response.headers, body, response.reason or "")
         except asyncio.TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too
             raise TransportFailure(f"no reply within {timeout_s:.3g} s", timeout=True) from exc
@@ -159,6 +171,24 @@ class AiohttpClient:
     @property
     def is_closed(self) -> bool:
         return self._closed
+
+
+async def _read_bounded(response: Any, length: int | None) -> bytes:
+    """The body of an aiohttp response of unknown (or too large) length, never more than `MAX_REPLY_BYTES`."""
+    if length is not None:
+        raise ReplyTooLarge(_too_large(f"{length:,} bytes (its Content-Length)"))
+    chunks, size = [], 0
+    async for chunk in response.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise ReplyTooLarge(_too_large(f"over {MAX_REPLY_BYTES:,} bytes"))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(size: str) -> str:
+    return (f"a reply of {size}, larger than the {MAX_REPLY_BYTES:,} bytes a reply may have; "
+            "it was not read (is the base URL a model endpoint?)")
 
 
 def _no_cookies() -> Any:
@@ -190,14 +220,18 @@ class HttpxClient:
         extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout_s)}
         request = httpx.Request("POST", url, content=content, headers=headers, extensions=extensions)
         try:
-            response = await self.client.send(request)
+            response = await self.client.send(request, stream=True)
+            try:
+                body = await _read_httpx_bounded(response)
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as exc:
             raise TransportFailure(f"no reply within {timeout_s:.3g} s", timeout=True) from exc
         except (httpx.TransportError, OSError) as exc:
             raise _failure(exc) from exc
         except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded
             raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
-        return HttpReply(response.status_code, response.headers, response.content, response.reason_phrase)
+        return HttpReply(response.status_code, response.headers, body, response.reason_phrase)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -205,6 +239,20 @@ class HttpxClient:
     @property
     def is_closed(self) -> bool:
         return bool(self.client.is_closed)
+
+
+async def _read_httpx_bounded(response: Any) -> bytes:
+    """An httpx response's body, never more than `MAX_REPLY_BYTES`."""
+    length = response.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_REPLY_BYTES:
+        raise ReplyTooLarge(_too_large(f"{int(length):,} bytes (its Content-Length)"))
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise ReplyTooLarge(_too_large(f"over {MAX_REPLY_BYTES:,} bytes"))
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def set_default_transport(name: str) -> str:

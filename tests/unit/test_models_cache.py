@@ -178,3 +178,17 @@ def test_a_cache_folder_removed_mid_run_is_made_again(tmp_path: Path) -> None:
         cache.put(second, {"n": 2})
     assert cache.get(second) == {"n": 2} and cache.get(first) is None
     assert not list((tmp_path / "c").rglob("*.tmp"))  # no temporary file left behind
+
+
+def test_a_fifo_where_an_entry_should_be_is_a_miss_with_a_warning_never_a_hang(tmp_path: Path) -> None:
+    import os
+    import warnings
+
+    cache = ResponseCache(tmp_path)
+    key = "ab" + "0" * 62
+    (tmp_path / "ab").mkdir()
+    os.mkfifo(tmp_path / "ab" / f"{key}.json")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cache.get(key) is None  # a plain open() of a FIFO would block here forever
+    assert cache.misses == 1 and "is not a regular file" in str(caught[0].message)
