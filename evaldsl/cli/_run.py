@@ -37,10 +37,11 @@ cases is 0: a CI matrix wider than the suite must not fail for it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,9 +222,10 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     try:
         stopped = run_async(_drive(plan, args, on_result, progress))
     except KeyboardInterrupt:
-        progress.close()
-        _note_cache(plan)
-        return _interrupted(plan, started, args), None, plan.models
+        with _keeping_the_record():  # a second Ctrl-C must not leave the record half written
+            progress.close()
+            _note_cache(plan)
+            return _interrupted(plan, started, args), None, plan.models
     progress.close()
     _note_cache(plan)
     summary = _finish(plan, complete=not stopped)
@@ -239,6 +241,30 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     if not all(written):  # every output attempted, whatever the first says
         return EXIT_INTERNAL, final, plan.models
     return (EXIT_OK if final.ok else EXIT_FAILED), final, plan.models
+
+
+@contextlib.contextmanager
+def _keeping_the_record() -> Iterator[None]:
+    """From an interrupt on, a further Ctrl-C is noted, not obeyed: it would stop the record's write
+    half way (the journal would still hold the cases, but the record would not say so). Once the
+    record is kept, Ctrl-C is ignored until the process ends: a handler restored then would still be
+    handed a Ctrl-C that arrived during the write (Python runs a handler later than its signal
+    arrives), and one that comes while the interpreter shuts down would kill it by the signal,
+    exit status and all. Off the main thread (no signals there) nothing changes."""
+    import signal
+
+    def note(signum: int, frame: Any) -> None:
+        print("evaldsl: interrupted again; the record is being kept (a moment)", file=sys.stderr)
+
+    try:
+        signal.signal(signal.SIGINT, note)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _interrupted(plan: _Plan, started: float, args: argparse.Namespace) -> int:

@@ -387,6 +387,32 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_record(work: Path) 
     assert data["meta"]["complete"] is True and data["summary"]["passed"] == 4
 
 
+def test_two_ctrl_c_a_few_milliseconds_apart_still_leave_the_record_whole(work: Path) -> None:
+    write(work / "long.evl", '''
+        case "first"
+          prompt "one"
+          expect final text is "one"
+
+        case "blocks"
+          prompt "block"
+          expect final text is "block"
+        ''')
+    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", "--json", "rec.json", env={"E2E_BLOCK": "1"})
+    deadline = time.monotonic() + 60
+    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert (work / "blocking").exists(), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.005)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    data = record(work / "rec.json")
+    assert [c["name"] for c in data["cases"]] == ["first"] and data["meta"]["complete"] is False
+    assert not (work / "rec.json.journal").exists()  # folded into the record, nothing left half done
+
+
 def test_resume_refuses_another_agent(work: Path) -> None:
     assert evaldsl(work, "basic.evl", *AGENT_SPEC, "-k", "passes", "--json", "rec.json").returncode == 0
     for other in (("--agent", "e2e_agent:other"), (*AGENT_SPEC, "--model-name", "gpt")):
