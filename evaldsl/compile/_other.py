@@ -19,6 +19,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, JudgeVerdict, Outcome
+from ._user_code import call_bounded
 from ._values import is_number, shorten, show, to_number, to_python, to_text
 
 _HOLDS = Outcome(1.0)
@@ -126,7 +127,8 @@ def _custom(node: a.CustomPredicate) -> Check:
         if fn is None:
             known = ", ".join(sorted(ctx.predicates)) or "none"
             raise LookupError(f"no custom predicate named {name!r}; known: {known}")
-        return _custom_outcome(name, fn(ctx.artifacts, ctx.world, **kwargs))
+        result = call_bounded(f"custom predicate {name!r}", fn, ctx.artifacts, ctx.world, **kwargs)
+        return _custom_outcome(name, result)
 
     return check
 

@@ -73,6 +73,11 @@ def set_match_limit(seconds: float) -> None:
     _LIMIT.set(seconds)
 
 
+def current_limit() -> float:
+    """The time limit in force here (a case's timeout while the runner scores it)."""
+    return _LIMIT.get()
+
+
 def limit_at_most(seconds: float) -> contextvars.Token[float]:
     """Lower this context's limit to ``seconds`` (when it is higher) until `reset_limit` is given the token."""
     return _LIMIT.set(min(seconds, _LIMIT.get()))

@@ -729,3 +729,44 @@ def test_a_journal_left_beside_a_finished_record_changes_nothing(work: Path) -> 
     (work / "rec.json.journal").write_bytes(kept)  # as if killed between the record's rename and the removal
     _resume_finishes_every_case_once(work, ran_before=6)
     assert [c["runs"] for c in record(work / "rec.json")["cases"]] == [c["runs"] for c in before["cases"]]
+
+
+def test_a_custom_predicate_that_never_returns_fails_its_run_and_the_record_completes(work: Path) -> None:
+    (work / "hangs.py").write_text('''
+import time
+
+def forever(artifacts, world, **kwargs):
+    time.sleep(3600)
+
+def fine(artifacts, world, **kwargs):
+    return True
+
+class Harness:
+    predicates = {"forever": forever, "fine": fine}
+
+    def setup(self, value):
+        return {}
+
+    def run(self, prompt, world):
+        return {"final_text": "done"}
+''')
+    write(work / "hang.evl", '''
+        suite "Hang"
+        timeout 1s
+
+        case "hangs"
+          prompt "a"
+          expect forever()
+
+        case "fine"
+          prompt "b"
+          expect fine()
+        ''')
+    proc = evaldsl(work, "hang.evl", "--harness", "hangs:Harness", "--json", "rec.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    data = record(work / "rec.json")
+    assert data["meta"]["complete"] is True
+    status = {c["name"]: c["status"] for c in data["cases"]}
+    assert status == {"hangs": "error", "fine": "passed"}
+    error = data["cases"][0]["runs"][0]["error"]["message"]
+    assert "custom predicate 'forever' did not return within 1s" in error
