@@ -183,7 +183,7 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
     """
     try:
         if _plain_artifacts(art):
-            return art, NO_WARNINGS
+            return _own_copy(art), NO_WARNINGS
     except RecursionError:  # pragma: no cover - _plain stops at MAX_DEPTH; a hostile __eq__ could still recurse
         pass
     fixer = _Fixer()
@@ -198,6 +198,30 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
     top = (id(art.transcript),)
     fields["transcript"] = [fixer.value(v, f"transcript[{i}]", 1, top) for i, v in enumerate(transcript)]
     return RunArtifacts.model_construct(**fields), fixer.warnings()
+
+
+def _own_copy(art: RunArtifacts) -> RunArtifacts:
+    """``art`` with its own containers (plain JSON already, see `_plain_artifacts`): an agent that keeps
+    the list it returned, or a call's arguments, and changes them after its run ended (the next run's
+    calls appended to the same list, say) changes nothing in this run's record. Strings are shared."""
+    calls, transcript = art.tool_calls, art.transcript
+    if not calls and not transcript:
+        return art
+    fields = dict(art.__dict__)
+    fields["tool_calls"] = [ToolCall.model_construct(name=c.name, args=_copied(c.args), result=_copied(c.result))
+                            for c in calls]
+    fields["transcript"] = _copied(transcript)
+    return RunArtifacts.model_construct(**fields)
+
+
+def _copied(value: Any) -> Any:
+    """A copy of plain JSON (dicts and lists new, everything else shared)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if kind is list:
+        return [_copied(v) for v in value]
+    return value
 
 
 def _tokens(value: Any) -> int | None:

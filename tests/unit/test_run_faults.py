@@ -144,11 +144,15 @@ def test_a_circular_transcript_is_cut_where_it_loops() -> None:
     assert len(warnings) == 1 and "circular reference recorded as '<circular reference>'" in warnings[0]
 
 
-def test_plain_artifacts_are_returned_as_they_are() -> None:
+def test_plain_artifacts_are_kept_as_they_are_in_containers_of_their_own() -> None:
     art = RunArtifacts(final_text="é ok", tool_calls=[ToolCall(name="t", args={"a": [1, 2.5, None, True]})],
                        transcript=[{"role": "user", "content": "x"}], tokens=3)
     safe, warnings = make_safe(art)
-    assert safe is art and not warnings
+    assert safe == art and not warnings
+    assert safe.tool_calls is not art.tool_calls and safe.tool_calls[0].args["a"] is not art.tool_calls[0].args["a"]
+    assert safe.transcript[0] is not art.transcript[0]
+    empty = RunArtifacts(final_text="ok")
+    assert make_safe(empty)[0] is empty  # nothing to copy
 
 
 def test_too_deep_nesting_is_recorded_as_a_repr() -> None:
