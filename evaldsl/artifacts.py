@@ -59,6 +59,9 @@ class RunArtifacts(BaseModel):
     """Tokens the run used, when the agent reports them (0 or more)."""
     error: str | None = None
     """Set when the run failed (a backend error, say); such a run is an error."""
+    error_kind: str | None = None
+    """Why, in one word, when ``error`` is set (one of the record's error kinds, e.g.
+    ``backend_http``; see docs/running.md section 8); None reads as ``agent_error``."""
     transcript: list[JsonValue] = Field(default_factory=list)
     """The conversation, as chat messages or any JSON the agent chooses."""
     duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)

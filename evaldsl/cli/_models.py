@@ -166,11 +166,19 @@ def unreached_dropped(previous: Any, setup: ModelSetup) -> Any:
     """
     if previous is None or not setup.backends:
         return previous
+    previous.cases = [entry for entry, case in zip(previous.cases, previous.results())
+                      if not any(r.error is not None and _unreached(r.error) for r in case.runs)]
+    return previous
+
+
+def _unreached(error: Any) -> bool:
+    """A run error that says the endpoint was not reached: by its kind (records of version 2 on);
+    a record of version 1 has no kinds, and its message is all there is to go by."""
+    if error.kind is not None:
+        return error.kind in ("backend_connection", "backend_overloaded")
     from ..models._retry import endpoint_failed
 
-    previous.cases = [entry for entry, case in zip(previous.cases, previous.results())
-                      if not any(r.error is not None and endpoint_failed(r.error.message) for r in case.runs)]
-    return previous
+    return endpoint_failed(error.message)
 
 
 def _judge(backend: Any, args: argparse.Namespace) -> Any:

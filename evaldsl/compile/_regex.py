@@ -67,6 +67,8 @@ _ITIMER_REAL = getattr(signal, "ITIMER_REAL", 0)
 class RegexTimeout(Exception):
     """A regex match took longer than its time limit (catastrophic backtracking?)."""
 
+    error_kind = "regex_timeout"
+
 
 def set_match_limit(seconds: float) -> None:
     """The time limit of the matches that follow in this context (the runner sets it to the case's timeout)."""

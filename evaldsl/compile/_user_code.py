@@ -27,6 +27,8 @@ from . import _regex
 class ScoringTimeout(TimeoutError):
     """User code called while scoring did not return within the case's timeout."""
 
+    error_kind = "predicate_timeout"
+
 
 def call_bounded(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)``, or `ScoringTimeout` naming ``what`` after the current limit."""

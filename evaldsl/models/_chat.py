@@ -108,6 +108,14 @@ class ChatBackend(Protocol):
 class BackendError(RuntimeError):
     """A request that failed for good: after retries, or one that retrying cannot fix."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.kind = kind or ("backend_connection" if status is None else "backend_http")
+        """The record's error kind: ``backend_http`` (an error status retrying cannot fix),
+        ``backend_overloaded`` (429 or 5xx through every retry), ``backend_connection`` (not reached,
+        or no reply in time) or ``backend_protocol`` (a reply that could not be read)."""
+
+    @property
+    def error_kind(self) -> str:  # read by the runner's `error_info`
+        return self.kind

@@ -179,7 +179,9 @@ class HttpBackend:
         return (self._api_key,) if self._api_key else ()
 
     def _error(self, problem: str, status: int | None) -> BackendError:
-        return BackendError(redact(f"{self.label}: {problem}", self._secrets()), status=status)
+        """A reply that arrived but cannot be read (its status was a success)."""
+        return BackendError(redact(f"{self.label}: {problem}", self._secrets()), status=status,
+                            kind="backend_protocol")
 
 
 def _accepted(accept: Callable[[ChatReply], object] | None, reply: ChatReply) -> bool:

@@ -44,6 +44,8 @@ _SHOWN = 300
 class JudgeError(RuntimeError):
     """The judge's reply could not be read, even after one retry."""
 
+    error_kind = "judge_unreadable"
+
 
 class TemplateError(ValueError):
     """A judge template that cannot be read or does not compile; says which file and line."""

@@ -73,8 +73,9 @@ class ModelAgent:
             try:
                 run.answer(reply, ctx)
             except RegexTimeout as exc:  # a mock tool's catastrophic `when` pattern: this run only
-                run.error = str(exc)
+                run.error, run.error_kind = str(exc), RegexTimeout.error_kind
                 return run.artifacts(start)
+        run.error_kind = "max_turns"
         run.error = (f"max turns reached: the model made {ctx.max_turns} call(s) without a final answer "
                      f"(`max turns {ctx.max_turns}`); the {len(run.calls)} tool call(s) so far are kept")
         return run.artifacts(start)
@@ -89,7 +90,7 @@ class ModelAgent:
                 repeat_index=ctx.repeat_index, timeout_s=timeout,
             )
         except BackendError as exc:
-            run.error = _backend_error(exc, self.backend.label)
+            run.error, run.error_kind = _backend_error(exc, self.backend.label), exc.kind
             return None
 
 
@@ -102,6 +103,7 @@ class _Run:
         self.tokens: int | None = None
         self.final_text: str | None = None
         self.error: str | None = None
+        self.error_kind: str | None = None
 
     def take(self, reply: ChatReply) -> None:
         """Add a reply to the conversation and its usage to the tokens."""
@@ -119,7 +121,7 @@ class _Run:
     def artifacts(self, start: float) -> RunArtifacts:
         return RunArtifacts(
             tool_calls=self.calls, final_text=self.final_text, tokens=self.tokens,
-            error=self.error, transcript=self.messages, duration_s=time.perf_counter() - start,
+            error=self.error, error_kind=self.error_kind, transcript=self.messages, duration_s=time.perf_counter() - start,
         )
 
 

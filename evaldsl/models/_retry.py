@@ -185,7 +185,7 @@ async def send_with_retries(
         try:
             response = await _bounded(send(bound), bound)
         except ReplyTooLarge as exc:  # asking again would read as much again
-            raise BackendError(redact(f"{label}: {exc}", secrets), status=None) from None
+            raise BackendError(redact(f"{label}: {exc}", secrets), status=None, kind="backend_protocol") from None
         except (TransportFailure, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
         else:
@@ -204,4 +204,5 @@ async def send_with_retries(
             break
         await asyncio.sleep(wait)
     tries = f"{made} attempt{'' if made == 1 else 's'}"
-    raise BackendError(redact(f"{label}: {problem} (after {tries})", secrets), status=status)
+    kind = "backend_connection" if status is None else "backend_overloaded"  # what asking later may fix
+    raise BackendError(redact(f"{label}: {problem} (after {tries})", secrets), status=status, kind=kind)

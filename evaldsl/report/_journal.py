@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..run._record import SCHEMA_VERSION, CaseResult, RunMeta, Summary
+from ..run._record import READABLE_SCHEMA_VERSIONS, CaseResult, RunMeta, Summary
 from ._json import CASE_INDENT, RecordError, case_json, read_record, record_chunks, record_head, write_temp
 
 JOURNAL_SUFFIX = ".journal"
@@ -150,7 +150,7 @@ def _read_base(record: Path) -> Unfinished:
     where = os.fspath(record)
     try:
         data = json.loads(head)
-        if data.get("schema_version") != SCHEMA_VERSION:
+        if data.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
             raise ValueError(f"schema_version {data.get('schema_version')!r}")
         meta = RunMeta.model_validate(data.get("meta", {}))
     except ValueError as exc:  # JSONDecodeError and ValidationError are ValueErrors

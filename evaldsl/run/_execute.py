@@ -127,7 +127,7 @@ def timeout_run(index: int, timeout: float, elapsed: float, *, on_loop: bool) ->
     """The run of an agent that did not finish within ``timeout``: cancelled (``on_loop``) or abandoned."""
     how = "cancelled" if on_loop else "abandoned (a sync agent cannot be stopped)"
     message = f"the agent did not finish within {seconds_text(timeout)} (the case's timeout); the run was {how}"
-    return _error_run(index, elapsed, ErrorInfo(type="TimeoutError", message=message))
+    return _error_run(index, elapsed, ErrorInfo(type="TimeoutError", message=message, kind="timeout"))
 
 
 async def _invoke(subject: Subject, case: CompiledCase, pool: DaemonPool, index: int = 0) -> tuple[Any, Any, float]:
@@ -200,4 +200,4 @@ def _blocked_loop(timeout: float, elapsed: float) -> ErrorInfo:
         f"{elapsed:.2g}s and blocked the event loop past the timeout, so the run could not be "
         "cancelled in time (a blocking call inside `async def`?)"
     )
-    return ErrorInfo(type="TimeoutError", message=message)
+    return ErrorInfo(type="TimeoutError", message=message, kind="timeout")

@@ -139,7 +139,7 @@ def _ray_failure(exc: BaseException) -> str:
 
 
 def _failed(index: int, latency: float, kind: str, message: str) -> RunResult:
-    error = ErrorInfo(type=kind, message=message)
+    error = ErrorInfo(type=kind, message=message, kind="executor")
     return RunResult(index=index, passed=False, score=0.0, latency_s=latency, error=error)
 
 

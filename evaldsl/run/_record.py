@@ -34,7 +34,36 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..artifacts import RunArtifacts
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 added ``ErrorInfo.kind``; a record of version 1 still reads (its errors have no kind)."""
+READABLE_SCHEMA_VERSIONS = (1, 2)
+"""The record versions this evaldsl reads (`report`, `compare`, `rescore`, `merge`, `--resume`)."""
+
+ErrorKind = Literal[
+    "timeout", "agent_raised", "agent_error", "invalid_artifacts", "agent_protocol",
+    "backend_http", "backend_overloaded", "backend_connection", "backend_protocol", "max_turns",
+    "regex_timeout", "predicate_timeout", "judge_unreadable", "judge_missing", "scoring_error",
+    "cancelled", "executor",
+]
+"""Why a run is an error, for programs (`--resume`, `--lf`, dashboards): never parse the message.
+
+- ``timeout``: the run took longer than the case's ``timeout``;
+- ``agent_raised``: the agent raised an exception; ``agent_error``: it returned artifacts with
+  ``error`` set (no more precise kind given); ``invalid_artifacts``: it returned something that is
+  not `RunArtifacts`; ``agent_protocol``: an agent reached over a protocol broke it;
+- ``backend_http``: the model endpoint answered with an HTTP error status that asking again cannot
+  fix (a 4xx); ``backend_overloaded``: it kept answering 429 or 5xx through every retry;
+  ``backend_connection``: it could not be reached, or did not answer in time, through every retry;
+  ``backend_protocol``: its reply could not be read; ``max_turns``: the model made ``max turns`` calls without a final answer;
+- ``regex_timeout``: a regex (an expectation's or a mock tool's) ran past its time limit;
+  ``predicate_timeout``: user code called while scoring (a custom predicate) did not return within
+  the case's timeout; ``judge_unreadable``: the judge's reply could not be read after a retry;
+  ``judge_missing``: a `judge` expectation ran without a judge; ``scoring_error``: an expectation
+  raised while it was evaluated;
+- ``cancelled``: the run was cancelled (``-x`` stopped the run while it was in flight, or the agent
+  cancelled itself); ``executor``: the executor could not run it (a Ray worker died).
+"""
+ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
 
 Status = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
@@ -55,6 +84,9 @@ class ErrorInfo(_Model):
     characters, saying so; an unreadable message is replaced by its repr)."""
     traceback: str | None = None
     """The formatted traceback, when an exception was raised (cut likewise)."""
+    kind: ErrorKind | None = None
+    """Why the run is an error, as one word for programs (see `ErrorKind`); null in records made
+    before version 2."""
 
 
 class ExpectationResult(_Model):

@@ -162,7 +162,8 @@ async def _rescore_run(
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=None, duration_s=run.latency_s,
                       judge=judge, predicates=predicates)
     results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s)
-    error = ErrorInfo(type="AgentError", message=artifacts.error) if artifacts.error else eval_error
+    error = ErrorInfo(type="AgentError", message=artifacts.error,
+                      kind=artifacts.error_kind or "agent_error") if artifacts.error else eval_error
     score = 0.0
     if error is None:
         score = 1.0

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
-from ._record import ErrorInfo
+from ._record import ERROR_KINDS, ErrorInfo
 
 MAX_DEPTH = 100
 """Nesting deeper than this is recorded as the repr of what lies below."""
@@ -158,6 +158,8 @@ def _plain_artifacts(art: RunArtifacts) -> bool:
             return False
         if duration is not None and not (type(duration) in (int, float) and 0 <= duration < math.inf):
             return False
+        if art.error_kind is not None and art.error_kind not in ERROR_KINDS:
+            return False
     calls, transcript = art.tool_calls, art.transcript
     if type(calls) is not list or type(transcript) is not list or (transcript and not _plain(transcript)):
         return False
@@ -190,6 +192,7 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
     fields: dict[str, Any] = {
         "final_text": fixer.optional_text(art.final_text, "final_text"),
         "error": fixer.optional_text(art.error, "error"),
+        "error_kind": art.error_kind if art.error_kind in ERROR_KINDS else None,
         "tokens": _tokens(art.tokens),
         "duration_s": _duration(art.duration_s),
         "tool_calls": [fixer.call(c, f"tool_calls[{i}]") for i, c in enumerate(fixer.items(art.tool_calls))],
@@ -343,13 +346,20 @@ def exception_text(exc: BaseException, *, limit: int = MAX_MESSAGE) -> str:
     return clip(safe_text(text), limit)
 
 
-def error_info(exc: BaseException) -> ErrorInfo:
-    """An exception as a record entry: its type, message and traceback (each bounded)."""
+def error_info(exc: BaseException, kind: str = "agent_raised") -> ErrorInfo:
+    """An exception as a record entry: its type, message and traceback (each bounded), and its kind:
+    the exception's own ``error_kind`` (evaldsl's errors say theirs: a backend's, a regex's time
+    limit, a judge's), else ``kind``."""
     try:
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     except Exception:  # pragma: no cover - traceback formatting guards str() itself
         tb = None
-    return ErrorInfo(type=type(exc).__name__, message=exception_text(exc), traceback=_record_text(tb))
+    try:
+        own = getattr(exc, "error_kind", None)
+    except Exception:  # a hostile __getattr__
+        own = None
+    return ErrorInfo(type=type(exc).__name__, message=exception_text(exc), traceback=_record_text(tb),
+                     kind=own if own in ERROR_KINDS else kind)
 
 
 def cancelled_info(exc: BaseException, who: str) -> ErrorInfo:
@@ -358,6 +368,7 @@ def cancelled_info(exc: BaseException, who: str) -> ErrorInfo:
     message = f"{who} raised CancelledError, a cancellation the runner did not ask for"
     info = error_info(exc)
     info.type = "CancelledError"
+    info.kind = "cancelled"
     info.message = f"{message}: {detail}" if detail and detail != "CancelledError()" else message
     return info
 

@@ -61,6 +61,8 @@ from ._trusted import expectation, run_result
 class NoJudge(RuntimeError):
     """A `judge` expectation ran with no judge configured."""
 
+    error_kind = "judge_missing"
+
 
 async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, world: Any, latency: float, *,
                     pool: DaemonPool, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn] | None,
@@ -83,7 +85,8 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
     finally:
         disarm_matches()
     # the run: its score, the product of its credits (0 for an error), and whether every credit is above 0
-    error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error))) if artifacts.error else eval_error
+    error = ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error)),
+                      kind=artifacts.error_kind or "agent_error") if artifacts.error else eval_error
     score, passed = 1.0, error is None
     for result in results:
         score *= result.credit
@@ -150,7 +153,7 @@ async def evaluate(
                 forget_cancel()
                 info = cancelled_info(exc, "it")
             else:
-                info = error_info(exc)
+                info = error_info(exc, "scoring_error")
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
             results.append(_expectation(exp, 0.0, f"could not be evaluated: {info.type}: "
@@ -213,15 +216,16 @@ def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, S
             raw = RunArtifacts.model_validate(raw)
         except ValidationError as exc:
             message = f"the agent returned a dict that is not valid RunArtifacts: {_short(exc)}"
-            return None, ErrorInfo(type="TypeError", message=message), []
+            return None, ErrorInfo(type="TypeError", message=message, kind="invalid_artifacts"), []
     elif not isinstance(raw, RunArtifacts):
         shown = "None" if raw is None else safe_text(type(raw).__qualname__)
         message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
-        return None, ErrorInfo(type="TypeError", message=message), []
+        return None, ErrorInfo(type="TypeError", message=message, kind="invalid_artifacts"), []
     try:
         artifacts, warnings = make_safe(raw)
     except Refused as exc:
-        return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}"), []
+        return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}",
+                               kind="invalid_artifacts"), []
     return artifacts, None, warnings
 
 

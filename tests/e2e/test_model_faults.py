@@ -113,6 +113,7 @@ def test_usage_of_the_wrong_type_is_a_backend_error_never_cached(
         assert code == 1 and "TypeError" not in out
         error = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]["error"]
         assert "cannot read" in error["message"] and why in error["message"]
+        assert error["kind"] == "backend_protocol"
     assert len(openai_server.requests) == 2  # asked again: the unreadable reply was not cached
 
 
@@ -159,6 +160,8 @@ def test_an_unreadable_judge_reply_is_never_cached_and_a_readable_one_is(
     for _ in (1, 2):
         code, out = run(capsys, *judged)
         assert code == 1 and "could not be read" in out
+        error = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]["error"]
+        assert error["kind"] == "judge_unreadable"
     judge_calls = [r for r in openai_server.requests if r.json["model"] == "j"]
     assert len(judge_calls) == 4  # each run asked twice (one retry), none served from the cache
     verdict["reply"] = '{"score": 1, "reasoning": "it says ok"}'
@@ -203,5 +206,5 @@ case "calm"
     hostile = cases["hostile"]["runs"][0]
     assert cases["hostile"]["status"] == "error"
     assert "lookup" in hostile["error"]["message"] and "(a+)+" in hostile["error"]["message"]
-    assert "took longer than" in hostile["error"]["message"]
+    assert "took longer than" in hostile["error"]["message"] and hostile["error"]["kind"] == "regex_timeout"
     assert hostile["artifacts"]["transcript"]  # what the run did before is kept

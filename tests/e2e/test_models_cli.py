@@ -322,6 +322,8 @@ def test_an_endpoint_lost_half_way_keeps_the_finished_cases_and_resume_finishes_
     cases = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert [c["status"] for c in cases] == ["passed", "error", "error", "error"]
     assert "connection error" in cases[1]["runs"][0]["error"]["message"]
+    assert cases[1]["runs"][0]["error"]["kind"] == "backend_connection"
+    assert cases[0]["runs"][0]["error"] is None
     openai_server.reset(always(text("ok")))  # the endpoint is back
     code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
                          "--resume", "r.json", "--no-cache")
@@ -332,6 +334,50 @@ def test_an_endpoint_lost_half_way_keeps_the_finished_cases_and_resume_finishes_
     code, _, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
                        "--resume", "r.json", "--no-cache")
     assert code == 0 and "4 case(s) done, 0 to run" in err
+
+
+def test_resume_goes_by_the_error_kind_and_reads_a_version_1_record_by_its_message(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from servers._script import Drop, HttpError
+
+    from evaldsl.models._retry import RetryPolicy
+
+    monkeypatch.setattr(evaldsl.models._http, "RetryPolicy", lambda: RetryPolicy(attempts=2, base_delay_s=0.001))
+    (tmp_path / "w.evl").write_text('suite "Kinds"\n' + "".join(
+        f'case "c{i}"\n  prompt "say ok {i}"\n  expect final text contains "ok"\n' for i in range(3)))
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        said = json.dumps(request["messages"])
+        if "ok 0" in said:  # a message that looks like a lost endpoint, but a 400 is not one
+            return HttpError(400, {"error": {"message": "bad request (after 2 attempts)"}})
+        return Drop() if "ok 1" in said else text("ok")
+
+    openai_server.reply = script
+    run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url, "--json", "r.json", "--no-cache")
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert [c["runs"][0]["error"] and c["runs"][0]["error"]["kind"] for c in record["cases"]] == [
+        "backend_http", "backend_connection", None]
+    openai_server.reset(always(text("ok")))
+    code, _, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--resume", "r.json", "--no-cache")
+    assert "2 case(s) done, 1 to run" in err  # only the unreached case runs again, by its kind
+    # the same record as version 1 wrote it: no kinds; its messages are all there is to go by
+    record["schema_version"] = 1
+    for case in record["cases"]:
+        for run_ in case["runs"]:
+            if run_["error"]:
+                del run_["error"]["kind"]
+            if run_["artifacts"]:
+                del run_["artifacts"]["error_kind"]
+    record["cases"][1]["status"] = "error"
+    record["cases"][1]["runs"][0]["error"] = {"type": "AgentError", "message":
+                                              "openai:m: connection error (refused) (after 2 attempts)"}
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    code, _, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                       "--resume", "r.json", "--no-cache")
+    assert "1 case(s) done, 2 to run" in err  # by message: c0's text matches too, as it did then
 
 
 def test_the_key_never_shows_on_error_paths_in_records_output_or_logs(
