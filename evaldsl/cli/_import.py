@@ -3,7 +3,9 @@
 Argument parsing and printing only; the work is `evaldsl.importers`.
 Without ``-o``, one file's suite goes to standard output; with ``-o DIR``,
 each FILE becomes ``DIR/<stem>.evl`` (an existing file is kept unless
-``--force``). Warnings (forms kept as comments) go to stderr, framed like
+``--force``); one FILE with ``-o NAME.evl`` is written to that file.
+``--use LIB`` adds ``use "LIB"`` to each suite (the tools a `--model` run
+offers); the cases naming tools that nothing declares are warned about. Warnings (forms kept as comments) go to stderr, framed like
 `check`'s. A file that cannot be imported is an error naming the file and
 position; the other files are still converted, and the exit code is 4.
 """
@@ -24,7 +26,10 @@ def add_import_command(sub: Any) -> None:
         epilog="exit codes: 0 converted; 4 a file could not be imported or written (the others are).",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help=".json or .ron files")
-    p.add_argument("-o", "--output", metavar="DIR", help="write DIR/<stem>.evl for each FILE (else stdout)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="write DIR/<stem>.evl for each FILE (else stdout); with one FILE, -o NAME.evl writes that file")
+    p.add_argument("--use", metavar="LIB", help='add `use "LIB"` to each suite: a .evl file declaring the tools its '
+                   "cases name (the path as the .evl file will read it, relative to where it is written)")
     p.add_argument("--format", choices=("json", "ron"), help="the input format (default: by suffix)")
     p.add_argument("--force", action="store_true", help="overwrite .evl files that exist")
     p.add_argument("--error-format", choices=("long", "short"), default="long",
@@ -39,6 +44,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.output is None and len(args.files) > 1:
         print("evaldsl: several files need -o DIR (one .evl suite per file)", file=sys.stderr)
         return 4
+    one_file = args.output is not None and args.output.endswith(".evl") and not Path(args.output).is_dir()
+    if one_file and len(args.files) > 1:
+        print(f"evaldsl: -o {args.output} names one .evl file; several files need -o DIR", file=sys.stderr)
+        return 4
     status = 0
     for raw in args.files:
         try:
@@ -50,15 +59,51 @@ def cmd_import(args: argparse.Namespace) -> int:
         if result.warnings:
             shown = EvlError(result.warnings, {result.source: result.source_text})
             print(shown.render(style=args.error_format), file=sys.stderr)
-        if args.output is None:
-            sys.stdout.write(result.text)
-        elif not _write(result.text, Path(args.output) / (Path(raw).stem + ".evl"), args.force):
+        target = None if args.output is None else (
+            Path(args.output) if one_file else Path(args.output) / (Path(raw).stem + ".evl"))
+        text = result.text if args.use is None else _with_use(result.text, args.use)
+        _warn_undeclared(text, target, raw)
+        if target is None:
+            sys.stdout.write(text)
+        elif not _write(text, target, args.force):
             status = 4
             continue
         kept = len(result.warnings)
         print(f"imported {raw}: {result.cases} case(s), {result.expectations} expectation(s)"
               + (f", {kept} warning(s)" if kept else ""), file=sys.stderr)
     return status
+
+
+def _with_use(text: str, library: str) -> str:
+    """``text`` with ``use "LIBRARY"`` after its `suite` line (imported suites always have one)."""
+    from ..importers._emit import string
+
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("suite "))
+    lines.insert(at + 1, f"use {string(library)}")
+    return "\n".join(lines)
+
+
+def _warn_undeclared(text: str, target: Path | None, raw: str) -> None:
+    """Warn when the suite's cases expect calls of tools that nothing it reads declares: a `--model`
+    run would offer the model none of them (it refuses to start, saying so)."""
+    from .. import compile as compile_evl
+    from .. import parse
+    from ..compile._expect import called_names
+    from ..syntax._diagnostics import EvlError
+
+    where = str(target) if target is not None else str(Path(raw).with_suffix(".evl"))
+    try:
+        declared = {tool.name for tool in compile_evl(text, where).tools}
+    except EvlError as exc:  # a `use` file that cannot be read from there, say
+        print(f"evaldsl: warning: {raw}: the imported suite does not compile as written to {where}:\n"
+              f"{exc.render(style='short')}", file=sys.stderr)
+        return
+    missing = sorted(called_names(parse(text, where)) - declared)
+    if missing:
+        print(f"evaldsl: warning: {raw}: the cases name tools that nothing declares ({', '.join(missing)}); "
+              "a --model run offers the model only declared tools, so it would refuse to start: declare them "
+              "in a .evl library and pass --use LIB", file=sys.stderr)
 
 
 def _write(text: str, target: Path, force: bool) -> bool:

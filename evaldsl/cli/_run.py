@@ -59,6 +59,7 @@ from ._run_end import (
     _write_dashboard,
 )
 from ._run_inputs import (
+    _check_model_tools,
     _check_targets,
     _files,
     _keep_last_failed,
@@ -305,6 +306,8 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     subject = _subject(args, models.agent)
     suites = _load(files, subject, args.root)
     _warn_unseen(suites, subject)
+    if spec is not None:
+        _check_model_tools(suites)
     flat = flatten_cases(suites)
     previous = unreached_dropped(_previous(args, subject), models)
     selected = _select(flat, args)

@@ -35,6 +35,31 @@ def _warn_unseen(suites: list[Any], subject: Any) -> None:
     for line in unseen_settings(described, f"{subject.kind} {subject.name!r}"):
         print(f"evaldsl: {line}", file=sys.stderr)
 
+def _check_model_tools(suites: list[Any]) -> None:
+    """A model run offers the model the suite's declared tools and nothing else: a suite that declares
+    none but expects calls by name would fail every such case for no reason of the model's. Refused
+    before anything runs, naming the tools and the file, and saying how to declare them."""
+    from .. import parse
+    from ..compile._expect import called_names
+    from ..syntax._diagnostics import EvlError
+
+    for suite in suites:
+        if suite.tools:
+            continue  # names no declared tool has are already compile errors (E218)
+        try:
+            names = called_names(parse(Path(suite.file).read_text(encoding="utf-8"), suite.file))
+        except (OSError, UnicodeDecodeError, EvlError):
+            continue  # it compiled a moment ago: nothing to add here
+        if names:
+            shown = ", ".join(sorted(names))
+            raise _Usage(
+                f"{suite.file}: its cases expect calls of {shown}, but the suite declares no tools, so a "
+                "--model run would offer the model none and those cases could only fail. Declare them "
+                f"(`tool {sorted(names)[0]} \"what it does\"` with its `param` lines, docs/language.md "
+                "section 6), or `use \"tools.evl\"` a library that does (`evaldsl import --use FILE` adds that "
+                "line to an imported suite).")
+
+
 def _check_targets(args: argparse.Namespace) -> None:
     """Refuse record paths that cannot be what they must, before anything is loaded or run."""
     for option, path in (("--json", args.json), ("--resume", args.resume)):

@@ -209,6 +209,15 @@ def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]
                           help=f"its params: {', '.join(params) or '(none)'}")
 
 
+def called_names(node: Any) -> set[str]:
+    """The tool names an AST node (a suite, a case, an expectation) expects calls of, those under
+    `not` left out: `expect not called delete_repo` needs no declaration to mean what it says."""
+    nodes = list(a.walk(node))
+    negated = {id(t) for neg in nodes if isinstance(neg, a.Negation)
+               for t in a.walk(neg.expr) if isinstance(t, a.ToolName)}
+    return {n.name for n in nodes if isinstance(n, a.ToolName) and id(n) not in negated}
+
+
 def one_edit_apart(a_name: str, b_name: str) -> bool:
     """Whether one letter inserted, deleted, changed, or two neighbours swapped, turns one name into the other."""
     if a_name == b_name or abs(len(a_name) - len(b_name)) > 1:

@@ -351,3 +351,57 @@ def test_import_cli_reports_a_malformed_file_and_converts_the_others(tmp_path, m
     err = capsys.readouterr().err
     assert "error[E501]: not valid JSON" in err and "bad.json:2:" in err
     assert (tmp_path / "out" / "good.evl").exists() and not (tmp_path / "out" / "bad.evl").exists()
+
+
+FILE_TOOLS = json.dumps([
+    {"input": "What files are in the current directory?", "expected_tool": "list_files"},
+    {"input": "Show me the contents of src/main.rs", "expected_tool": "read_file"},
+    {"input": "Read the Cargo.toml file", "expected_tool": "read_file", "secondary_tools": ["list_files"]},
+    {"input": "What is Rust?", "expected_tool": "none"},
+])
+FILE_LIBRARY = '''tool list_files "List the files in a directory"
+  param path: string
+  otherwise returns "Cargo.toml\\nsrc/"
+
+tool read_file "Read a file"
+  param path: string
+  otherwise returns "fn main() {}"
+'''
+
+
+def test_import_o_a_file_name_writes_that_file(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "a.json").write_text('[{"input": "hi", "expected_tool": "none"}]')
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "a.json", "-o", "out.evl"]) == 0
+    assert (tmp_path / "out.evl").is_file() and 'case "hi"' in (tmp_path / "out.evl").read_text()
+    assert main(["import", "a.json", "a.json", "-o", "two.evl"]) == 4
+    assert "names one .evl file; several files need -o DIR" in capsys.readouterr().err
+
+
+def test_an_imported_suite_naming_undeclared_tools_is_warned_and_a_model_run_refuses_it(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    (tmp_path / "file_tools.json").write_text(FILE_TOOLS)
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "file_tools.json", "-o", "plain.evl"]) == 0
+    err = capsys.readouterr().err
+    assert "the cases name tools that nothing declares (list_files, read_file)" in err and "--use LIB" in err
+    code = main(["run", "plain.evl", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "-q"])
+    err = capsys.readouterr().err
+    assert code == 4  # before anything runs: no request is made (nothing listens on port 9)
+    assert "plain.evl: its cases expect calls of list_files, read_file, but the suite declares no tools" in err
+    assert 'use \\"tools.evl\\"' not in err and 'use "tools.evl"' in err
+
+
+def test_import_use_adds_the_library_and_the_suite_checks_clean(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "file_tools.json").write_text(FILE_TOOLS)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "tools.evl").write_text(FILE_LIBRARY)
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "file_tools.json", "-o", "out", "--use", "tools.evl"]) == 0
+    err = capsys.readouterr().err
+    assert "nothing declares" not in err
+    text = (tmp_path / "out" / "file_tools.evl").read_text()
+    assert 'suite "file_tools"\nuse "tools.evl"\n' in text
+    assert main(["check", "--strict", "out"]) == 0
+    assert main(["fmt", "--check", "out"]) == 0
