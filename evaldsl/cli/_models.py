@@ -158,13 +158,18 @@ def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
 
 def unreached_dropped(previous: Any, setup: ModelSetup) -> Any:
     """The record ``--resume`` finishes (`report._journal.Unfinished`), without the cases whose
-    runs failed because the endpoint could not be reached (so they run again); as it is for an agent run.
+    runs failed because the endpoint could not be reached, nor those that ``-x`` cancelled in flight
+    (so they run again); for an agent's run, without the cancelled ones only.
 
     A run that loses its endpoint half-way records the cases it could not reach as errors
     ("connection error ... (after 5 attempts)"); resuming once the endpoint is back finishes them.
     The cases are read back one at a time, as `Unfinished.results` does.
     """
-    if previous is None or not setup.backends:
+    if previous is None:
+        return previous
+    if not setup.backends:  # an agent's run: only the cases -x cancelled in flight run again
+        previous.cases = [entry for entry, case in zip(previous.cases, previous.results())
+                          if not any(r.error is not None and r.error.kind == "cancelled" for r in case.runs)]
         return previous
     previous.cases = [entry for entry, case in zip(previous.cases, previous.results())
                       if not any(r.error is not None and _unreached(r.error) for r in case.runs)]
@@ -175,7 +180,7 @@ def _unreached(error: Any) -> bool:
     """A run error that says the endpoint was not reached: by its kind (records of version 2 on);
     a record of version 1 has no kinds, and its message is all there is to go by."""
     if error.kind is not None:
-        return error.kind in ("backend_connection", "backend_overloaded")
+        return error.kind in ("backend_connection", "backend_overloaded", "cancelled")
     from ..models._retry import endpoint_failed
 
     return endpoint_failed(error.message)

@@ -14,10 +14,14 @@ does not swamp a local model server; each sync agent in flight also holds a
 thread. Raise it with ``-j`` for fast or local backends.
 
 `-x` (exitfirst): after the first case that fails or errors, no new run
-starts, runs in flight are cancelled (async) or abandoned (sync), and the
-cases they belonged to are left out of the report. The run counts as stopped
-early (an incomplete record) only when a case was left out that way: if every
-case had already finished, the run is whole. These cancellations are
+starts, and runs in flight are cancelled (async) or abandoned (sync). A case
+with runs in flight is reported all the same: its finished runs as they
+are, the others as errors of kind ``cancelled`` ("-x stopped the run before
+this run finished"), so the record says what happened to every case that
+had started (and `--resume` runs those again). Cases not started are left
+out. The run counts as stopped early (an incomplete record) only when a case
+was cancelled or left out that way: if every case had already finished, the
+run is whole. These cancellations are
 the runner's own (`stop_task`); a `CancelledError` an agent, judge or
 predicate raises by itself is that run's error, so a case never vanishes.
 
@@ -38,7 +42,7 @@ from ._control import LoopClock, WorkerTask, stop_task, stray_cancel, withdraw_s
 from ._execute import execute_run
 from ._lanes import Lanes, lanes_fit
 from ._protocols import Subject
-from ._record import CaseResult, RunResult
+from ._record import CaseResult, ErrorInfo, RunResult
 from ._safe import error_info
 from ._stats import case_result
 from ._threads import DaemonPool
@@ -172,7 +176,21 @@ async def schedule(
     # (Cases read when made are all handed over once their iterator is spent; those in memory, once the
     # last unit is: its worker may be the one that stopped, before the iterator was asked again.)
     whole = not slots and (fed[0] or (ran is not None and fed[1] == total_units))
+    if stopped:
+        for i, slot in list(slots.items()):  # the cases -x caught in flight: reported, their runs cancelled
+            del slots[i]
+            runs = [run if run is not None else _cancelled(r) for r, run in enumerate(slot.runs)]
+            result = case_result(slot.case, runs)
+            if keep:
+                results[i] = result
+            if on_result is not None:
+                on_result(result)
     return results, stopped and not whole
+
+
+def _cancelled(index: int) -> RunResult:
+    error = ErrorInfo(type="CancelledError", message="-x stopped the run before this run finished", kind="cancelled")
+    return RunResult(index=index, passed=False, score=0.0, latency_s=0.0, error=error)
 
 
 async def _drive_one(coro: Coroutine[Any, Any, T]) -> T:

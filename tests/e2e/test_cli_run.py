@@ -771,3 +771,37 @@ class Harness:
     error = data["cases"][0]["runs"][0]["error"]["message"]
     assert "custom predicate 'forever' did not return within 1s" in error
     assert data["cases"][0]["runs"][0]["error"]["kind"] == "predicate_timeout"
+
+
+def test_exitfirst_reports_cases_in_flight_as_cancelled_and_resume_runs_them_again(work: Path) -> None:
+    (work / "slow_agent.py").write_text('''
+import asyncio
+
+async def agent(prompt):
+    if prompt != "fails":
+        await asyncio.sleep(30 if prompt == "slow" and not __import__("os").environ.get("FAST") else 0)
+    return {"final_text": prompt}
+''')
+    write(work / "x.evl", '''
+        case "fails"
+          prompt "fails"
+          expect final text is "nope"
+
+        case "slow"
+          prompt "slow"
+          expect final text is "slow"
+
+        case "never"
+          prompt "never"
+          expect final text is "never"
+        ''')
+    proc = evaldsl(work, "x.evl", "--agent", "slow_agent:agent", "-x", "-j", "2", "--json", "r.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    data = record(work / "r.json")
+    assert data["meta"]["complete"] is False
+    assert {c["name"]: c["status"] for c in data["cases"]} == {"fails": "failed", "slow": "error"}
+    assert data["cases"][1]["runs"][0]["error"]["kind"] == "cancelled"
+    resumed = evaldsl(work, "x.evl", "--agent", "slow_agent:agent", "--resume", "r.json", env={"FAST": "1"})
+    assert "1 case(s) done, 2 to run" in resumed.stderr, resumed.stderr
+    data = record(work / "r.json")
+    assert {c["name"]: c["status"] for c in data["cases"]} == {"fails": "failed", "slow": "passed", "never": "passed"}

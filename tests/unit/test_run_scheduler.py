@@ -322,6 +322,25 @@ def test_exitfirst_keeps_the_run_whole_when_every_case_had_finished() -> None:
     assert statuses(last) == {"a": "passed", "b": "failed"} and last.meta.complete is True
 
 
+def test_exitfirst_reports_the_cases_it_caught_in_flight_as_cancelled() -> None:
+    class Slow:
+        name = "slow"
+
+        async def run(self, prompt: str) -> RunArtifacts:
+            if prompt != "a":
+                await asyncio.sleep(30)
+            return RunArtifacts(final_text="no")
+
+    cases = [case("a"), case("b"), case("c", repeat=2), case("d"), case("e")]
+    report = run_suite(Slow(), cases, concurrency=4, exitfirst=True)
+    assert statuses(report) == {"a": "failed", "b": "error", "c": "error"}  # d, e: never started
+    for name in ("b", "c"):
+        runs = next(c for c in report.cases if c.name == name).runs
+        assert runs and all(r.error is not None and r.error.kind == "cancelled" for r in runs)
+        assert "-x stopped the run before this run finished" in runs[0].error.message
+    assert report.meta.complete is False
+
+
 def test_exitfirst_ignores_xfail() -> None:
     agent = ScriptedAgent({"a": "no", "b": "ok"})
     report = run_suite(agent, [case("a", xfail=""), case("b")], concurrency=1, exitfirst=True)
