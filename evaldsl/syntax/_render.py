@@ -9,14 +9,17 @@ Long form::
       |          ^^^^^ expected a predicate
       |
       = help: did you mean `called`?
+
+The lower of the two modules: it reads diagnostics and never imports `_diagnostics` at run time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ._diagnostics import Diagnostic
+if TYPE_CHECKING:  # this module stands alone: `_diagnostics` calls it, it only reads diagnostics
+    from ._diagnostics import Diagnostic
 
 
 def render_short(diag: Diagnostic) -> str:
@@ -94,7 +97,7 @@ def render_all(
     style: Literal["long", "short"] = "long",
 ) -> str:
     """Render every diagnostic, sorted by file and position."""
-    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+    ordered = sorted(diagnostics, key=lambda diag: diag.sort_key())
     if style == "short":
         return "\n".join(render_short(d) for d in ordered)
     return "\n\n".join(render_long(d, sources.get(d.file)) for d in ordered)
