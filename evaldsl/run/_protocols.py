@@ -13,6 +13,7 @@ call, whether each is async, the custom predicates and a display name.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -216,7 +217,8 @@ def subject_for(obj: Any, predicates: Mapping[str, PredicateFn] | None = None) -
 
 
 def import_object(spec: str) -> Any:
-    """Import ``module:attr`` (``attr`` may be dotted; ``path/to/file.py:attr`` works too).
+    """Import ``module:attr`` (``attr`` may be dotted; ``path/to/file.py:attr`` works too, and so does a
+    path without ``.py``, ``./my_agent:agent`` or ``agents/my_agent:agent``, when that file exists).
 
     The current directory is importable, as with ``python -m``.
 
@@ -228,6 +230,13 @@ def import_object(spec: str) -> Any:
         raise ImportError(f"{spec!r} is not of the form module:attr (e.g. my_agent:agent)")
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    if not module_name.endswith(".py") and ("/" in module_name or os.sep in module_name or module_name.startswith(".")):
+        as_file = module_name + ".py"
+        if os.path.isfile(as_file):
+            module_name = as_file  # `./my_agent` names the file my_agent.py, not a relative import
+        elif "/" in module_name or os.sep in module_name:
+            raise ImportError(f"no such file: {as_file} (a path before the colon names a .py file; "
+                              f"a module is written with dots, e.g. {module_name.strip('./').replace('/', '.')}:{attr})")
     try:
         if module_name.endswith(".py"):
             module = _import_file(module_name)
@@ -243,7 +252,10 @@ def import_object(spec: str) -> Any:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ImportError(f"module {module_name!r} has no attribute {attr!r}") from None
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, public, n=1)
+            hint = f"; did you mean {module_name}:{attr.replace(part, close[0], 1)}?" if close else ""
+            raise ImportError(f"module {module_name!r} has no attribute {attr!r}{hint}") from None
     return obj
 
 

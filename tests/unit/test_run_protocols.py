@@ -136,12 +136,16 @@ def test_import_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert type(import_object("agent_mod_for_tests:agent")).__name__ == "A"
     assert import_object("agent_mod_for_tests:A.B").__name__ == "B"
     assert import_object(f"{tmp_path / 'agent_mod_for_tests.py'}:agent") is not None
+    assert type(import_object("./agent_mod_for_tests:agent")).__name__ == "A"  # a path, without .py
     for spec, message in [
         ("agent_mod_for_tests", "not of the form module:attr"),
         ("agent_mod_for_tests:nope", "has no attribute 'nope'"),
         ("no_such_module_xyz:agent", "cannot import 'no_such_module_xyz': No module named"),
         ("broken_mod_for_tests:x", "raised ZeroDivisionError: division by zero"),
         ("missing.py:x", "no such file"),
+        ("agent_mod_for_tests:agnt", r"has no attribute 'agnt'; did you mean agent_mod_for_tests:agent\?"),
+        ("./missing_agent:agent", r"no such file: ./missing_agent.py"),
+        ("agents/missing:agent", r"a module is written with dots, e.g. agents.missing:agent"),
     ]:
         with pytest.raises(ImportError, match=message):
             import_object(spec)
