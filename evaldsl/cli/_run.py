@@ -181,7 +181,11 @@ def _run(args: argparse.Namespace) -> int:
         raise _Usage(str(exc)) from None
     specs: list[str | None] = list(args.model or [None])
     codes, done = [], []
-    for spec in specs:
+    for n, spec in enumerate(specs, 1):
+        if len(specs) > 1:  # one block a model: each says whose it is
+            from ..report._terminal import heading, use_colour
+
+            print(heading(f"model {spec} ({n} of {len(specs)})", use_colour(sys.stdout)), flush=True)
         code, report, models = _run_one(args, spec)
         if code in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_TESTS):
             return code

@@ -547,6 +547,11 @@ def _final_line(s: Summary, colour: bool, elapsed_s: float | None) -> str:
     return _rule(text, colour, code)
 
 
+def heading(text: str, colour: bool) -> str:
+    """A rule naming what the block below it is about (``==== model openai:a (1 of 2) ====``)."""
+    return _rule(text, colour, "1")
+
+
 def _rule(text: str, colour: bool, code: str) -> str:
     width = min(100, max(40, shutil.get_terminal_size((80, 20)).columns))
     side = max(3, (width - len(text) - 2) // 2)

@@ -78,6 +78,8 @@ def test_several_models_one_record_each_and_a_comparison(
     assert {r.json["model"] for r in openai_server.requests} == {"small", "large"}
     assert all((r.json["temperature"], r.json["max_tokens"], r.json["seed"]) == (0.3, 64, 3)
                for r in openai_server.requests)
+    first, second = out.index(" model openai:small (1 of 2) "), out.index(" model openai:large (2 of 2) ")
+    assert first < second < out.index("models compared")  # each model's block is headed by its name
     table = out[out.index("models compared"):].splitlines()
     assert table[1].split() == ["model", "accuracy", "score", "passed", "failed", "errors", "p50", "p95",
                                 "tokens", "cached"]
