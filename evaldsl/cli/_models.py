@@ -69,6 +69,11 @@ class ModelSetup:
         for backend in self.backends:
             await backend.aclose()
 
+    def down(self) -> str | None:
+        """Why the run's model (or judge) endpoint is down, when one refused every connection before
+        it ever answered; None while every endpoint may yet answer."""
+        return next((b.down for b in self.backends if getattr(b, "down", None)), None)
+
     def cache_note(self) -> str | None:
         """The summary's line about the cache; None when nothing could use it."""
         if not self.backends:

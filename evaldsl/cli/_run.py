@@ -216,6 +216,8 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
         ran.add(position, result.status)
         if not args.quiet:
             progress.update(result)
+        if plan.models.backends and (why := plan.models.down()) is not None:
+            raise _EndpointDown(why)  # no new case starts; those in flight are cancelled
 
     started = time.monotonic()
     try:
@@ -226,6 +228,10 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     keeper.on_error = _warn_unwritten
     try:
         stopped = run_async(_drive(plan, args, on_result, progress))
+    except _EndpointDown as exc:
+        progress.close()
+        _note_cache(plan)
+        return _interrupted(plan, started, args, down=str(exc)), None, plan.models
     except KeyboardInterrupt:
         with _keeping_the_record():  # a second Ctrl-C must not leave the record half written
             progress.close()
@@ -272,19 +278,34 @@ def _keeping_the_record() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _interrupted(plan: _Plan, started: float, args: argparse.Namespace) -> int:
-    """Ctrl-C: keep and report the finished cases."""
+class _EndpointDown(Exception):
+    """The model (or judge) endpoint refused every connection before it ever answered."""
+
+
+def _interrupted(plan: _Plan, started: float, args: argparse.Namespace, *, down: str | None = None) -> int:
+    """Ctrl-C, or an endpoint found down (``down`` says why): keep and report the finished cases."""
     summary = _finish(plan, complete=False)
     written = plan.keeper.written
     kept = f"; finish it with --resume {written[0]}" if written else ""
-    _print_report(plan.digest, summary, started, f"interrupted: {summary.total} case(s) finished and kept{kept}")
+    if down is not None:
+        left = len(plan.todo) - summary.total
+        _print_report(plan.digest, summary, started, f"stopped: the endpoint is down; {summary.total} case(s) "
+                                                     f"finished and kept, {left} not run{kept}")
+    else:
+        _print_report(plan.digest, summary, started,
+                      f"interrupted: {summary.total} case(s) finished and kept{kept}")
     _report_writes(plan.keeper)
     from ._outputs import write_outputs
 
     full = _Full(plan, summary)
     write_outputs(full, args, upload=False)  # an interrupted run is not uploaded
     _write_dashboard(args.html, full, plan.keeper)
-    print("evaldsl: interrupted", file=sys.stderr)
+    if down is not None:  # last, where it is seen: one message for the whole run
+        print(f"evaldsl: stopped: the endpoint is down: {down}. Check --base-url (or OPENAI_BASE_URL / "
+              f"ANTHROPIC_BASE_URL) and that the server is running; "
+              f"{len(plan.todo) - summary.total} case(s) were not run{kept}", file=sys.stderr)
+    else:
+        print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
 

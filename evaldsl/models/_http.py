@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ._cache import ResponseCache, request_key
 from ._chat import BackendError, ChatReply, Sampling
-from ._retry import RetryPolicy, redact, redact_value, send_with_retries
+from ._retry import EndpointRefused, RetryPolicy, redact, redact_value, send_with_retries
 from ._transport import SharedClient
 
 NO_SAMPLING = Sampling()
@@ -78,6 +78,10 @@ class HttpBackend:
         self._key_mark = (key[-8:] if len(key) >= 16 else key).encode()
         """The shortest part of the key that `redact` hides (the whole key holds it): found in a reply cheaply."""
         self._url = _endpoint(self.base_url + self.path)
+        self.reached = False
+        """True once the endpoint has answered a request (any status)."""
+        self.down: str | None = None
+        """Why the endpoint is taken to be down: it refused the connection before it ever answered."""
         self._headers = self.headers()
         """Built once: a provider's headers depend only on the key, fixed at construction."""
 
@@ -145,9 +149,17 @@ class HttpBackend:
         def send(attempt_timeout: float) -> Any:
             return client.post(url, content, headers, attempt_timeout)
 
-        response = await send_with_retries(
-            send, policy=self.retry, timeout_s=timeout_s, label=self.label, secrets=self._secrets()
-        )
+        try:
+            response = await send_with_retries(send, policy=self.retry, timeout_s=timeout_s, label=self.label,
+                                               secrets=self._secrets(), refused_is_final=not self.reached)
+        except EndpointRefused as exc:
+            if not self.reached:
+                self.down = f"{without_password(self._url)} refused the connection ({exc})"
+            raise
+        except BackendError as exc:
+            self.reached = self.reached or exc.status is not None  # it answered, with an error
+            raise
+        self.reached = True
         body = response.content
         if self._key_mark and self._key_mark in body:  # a reply that echoes the key: never kept
             body = redact(body.decode("utf-8", "replace"), self._secrets()).encode()

@@ -159,8 +159,13 @@ async def _bounded(awaitable: Awaitable[HttpReply], seconds: float) -> HttpReply
         return await awaitable
 
 
+class EndpointRefused(BackendError):
+    """The endpoint refused the connection before it had ever answered: nothing listens there."""
+
+
 async def send_with_retries(
-    send: Send, *, policy: RetryPolicy, timeout_s: float | None, label: str, secrets: Iterable[str] = ()
+    send: Send, *, policy: RetryPolicy, timeout_s: float | None, label: str, secrets: Iterable[str] = (),
+    refused_is_final: bool = False,
 ) -> HttpReply:
     """Call ``send(attempt_timeout_s)`` until it returns a 2xx response; raise `BackendError` otherwise.
 
@@ -170,6 +175,9 @@ async def send_with_retries(
         timeout_s: the caller's bound on the whole request (a case's timeout), or None.
         label: names the backend in error messages.
         secrets: strings that must never appear in an error message.
+        refused_is_final: a refused connection raises `EndpointRefused` at once, unretried (the
+            backend says so until its endpoint has answered once: a server that is not there yet
+            is not coming back in the seconds the retries wait).
     """
     secrets = tuple(secrets)
     budget = policy.total_s if timeout_s is None else min(policy.total_s, timeout_s)
@@ -188,6 +196,8 @@ async def send_with_retries(
             raise BackendError(redact(f"{label}: {exc}", secrets), status=None, kind="backend_protocol") from None
         except (TransportFailure, asyncio.TimeoutError, OSError) as exc:
             problem, status = _transport_reason(exc, bound), None
+            if refused_is_final and isinstance(exc, TransportFailure) and exc.refused:
+                raise EndpointRefused(redact(f"{label}: {problem}", secrets), kind="backend_connection") from None
         else:
             if response.is_success:
                 return response

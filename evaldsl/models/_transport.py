@@ -68,9 +68,11 @@ class HttpReply:
 class TransportFailure(Exception):
     """The server could not be reached or stopped answering; ``timeout`` says whether it was too slow."""
 
-    def __init__(self, message: str, *, timeout: bool = False) -> None:
+    def __init__(self, message: str, *, timeout: bool = False, refused: bool = False) -> None:
         super().__init__(message)
         self.timeout = timeout
+        self.refused = refused
+        """The server's host refused the connection: nothing listens at that address and port."""
 
 
 MAX_REPLY_BYTES = 32 * 1024 * 1024
@@ -112,7 +114,19 @@ def _proxy_for(url: str) -> str | None:
 
 def _failure(exc: BaseException) -> TransportFailure:
     detail = str(exc).strip() or type(exc).__name__
-    return TransportFailure(f"{type(exc).__name__}: {detail}")
+    return TransportFailure(f"{type(exc).__name__}: {detail}", refused=_refused(exc))
+
+
+def _refused(exc: BaseException | None) -> bool:
+    """Whether a connection error was a refusal (`ConnectionRefusedError` in its chain; aiohttp keeps
+    the OS error as ``os_error``)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, ConnectionRefusedError) or isinstance(getattr(exc, "os_error", None),
+                                                                 ConnectionRefusedError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 class AiohttpClient:

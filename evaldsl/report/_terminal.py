@@ -517,10 +517,16 @@ def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:
 
 
 def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
-    """Each failing expectation once: label, file:line, its first detail, how many runs it failed."""
+    """Each failing expectation once: label, file:line, its first detail, how many runs it failed.
+
+    Not those of a run that the agent itself reported failed (``AgentError``: a backend that could not
+    be reached, say): its error says it all, and its expectations, judged on what little the run left
+    (no final text, no calls), would only repeat it once each."""
     seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
     shown: dict[str, str] = {}  # a case's expectations are mostly in its own file
     for run in case.runs:
+        if run.error is not None and run.error.type == "AgentError":
+            continue
         for e in run.expectations:
             if e.passed:
                 continue

@@ -382,6 +382,34 @@ def test_resume_goes_by_the_error_kind_and_reads_a_version_1_record_by_its_messa
     assert "1 case(s) done, 2 to run" in err  # by message: c0's text matches too, as it did then
 
 
+def test_an_endpoint_that_refuses_from_the_start_stops_the_run_with_one_message(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port that nothing listens on: bound, never listened, then closed
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    (tmp_path / "w.evl").write_text('suite "Dead"\n' + "".join(
+        f'case "c{i}"\n  prompt "say ok {i}"\n  expect final text contains "ok"\n  expect final number is {i}\n'
+        for i in range(40)))
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", dead, "-j", "2",
+                         "--json", "r.json", "--no-cache")
+    assert code == 2
+    assert err.count("the endpoint is down") == 1 and f"{dead}/chat/completions refused the connection" in err
+    assert "Check --base-url" in err and "finish it with --resume r.json" in err
+    assert "(after" not in out  # refused before it ever answered: not retried
+    assert "x expect" not in out  # one error a case, not one more per expectation
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["meta"]["complete"] is False and 0 < len(record["cases"]) <= 4
+    assert {c["runs"][0]["error"]["kind"] for c in record["cases"]} == {"backend_connection"}
+    openai_server.reply = always(text("ok 1"))
+    code, out, err = run(capsys, "w.evl", "--model", "openai:m", "--base-url", openai_server.base_url,
+                         "--resume", "r.json", "--no-cache")
+    assert "0 case(s) done, 40 to run" in err  # the refused ones run again, with the rest
+    assert len(json.loads((tmp_path / "r.json").read_text())["cases"]) == 40
+
+
 def test_the_key_never_shows_on_error_paths_in_records_output_or_logs(
     openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
