@@ -124,7 +124,12 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                    help="run only the I-th of N slices of the selected cases (for CI matrices; see docs/scale.md)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where runs happen: this process (default) or a Ray cluster (pip install 'evaldsl[ray]')")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr; failures without the agent's final text and calls")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: a line per finished case, on a terminal too; -vv: failures with the transcript")
+    p.add_argument("--tb", choices=("long", "short", "line", "no"), default="short",
+                   help="an agent's traceback: whole, its own frames (default), one line, or none")
     from ._outputs import add_output_options
 
     add_output_options(p)
@@ -207,7 +212,8 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     from ..report._terminal import Progress
     from ..run._api import run_async
 
-    progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr)  # type: ignore[arg-type]
+    progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr,  # type: ignore[arg-type]
+                        live=False if args.verbose else None)
     keeper, digest, ran = plan.keeper, plan.digest, plan.ran
 
     def on_result(result: Any) -> None:
@@ -355,7 +361,9 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     stem = record_stem(meta.agent, meta.started_at)
     keeper = RecordKeeper((case_key(f, n) for f, n in case_keys(flat)), meta, paths, out_dir=args.out, stem=stem,
                           optional=None if paths or args.out else LAST_RECORD)
-    digest = Digest()
+    from ..report._details import Details
+
+    digest = Digest(Details(verbosity=0 if args.quiet else 1 + (args.verbose >= 2), tb=args.tb))
     if previous is not None:
         keeper.resume(previous)
         for case in previous.results():  # read back one at a time: a large record is never held whole

@@ -29,6 +29,7 @@ from typing import TextIO
 
 from ..run._record import CaseResult, EvalReport, RunResult, Summary
 from ..run._stats import CaseStats, case_stats, nearest_rank
+from ._details import Details
 from ._numbers import num as _num
 from ._numbers import pct as _pct
 from ._numbers import secs as _secs
@@ -160,7 +161,9 @@ class Digest:
     SPOOL_BYTES = 1 << 20
     BLOCK = 1 << 16
 
-    def __init__(self) -> None:
+    def __init__(self, details: Details | None = None) -> None:
+        self.details = details if details is not None else Details()
+        """How much of each failed case is shown beside its failures (final text, calls, traceback)."""
         self._groups: dict[tuple[str, str], _Group] = {}
         self._spool = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._spooled = 0
@@ -225,7 +228,7 @@ class Digest:
         """`add` of any case: repeats, errors and warnings included."""
         group.add(case_stats(case))
         if case.status in ("failed", "error"):
-            self._note(position, _FAILURE, case.status, _failure_body(case))
+            self._note(position, _FAILURE, case.status, self._with_details(_failure_body(case), case))
         elif case.status in ("passed", "xpassed") and (partial := partial_credits(case)):
             self._note(position, _PARTIAL, case.status, _partial_body(case, partial))
         if any(r.warnings for r in case.runs):
@@ -237,12 +240,16 @@ class Digest:
         status = case.status
         group.add_run(status, case.score, run)
         if status == "failed" or status == "error":  # ("error" too: a CaseResult made by hand may say so)
-            self._note(position, _FAILURE, status, self._plain_failure_body(case, run))
+            self._note(position, _FAILURE, status, self._with_details(self._plain_failure_body(case, run), case))
         elif status == "passed" or status == "xpassed":
             for e in run.expectations:
                 if 0 < e.credit < 1 and run.passed:  # rare: the general path's text
                     self._note(position, _PARTIAL, status, _partial_body(case, partial_credits(case)))
                     break
+
+    def _with_details(self, body: str, case: CaseResult) -> str:
+        extra = self.details.lines(case)
+        return body + "\n" + "\n".join(extra) if extra else body
 
     def _plain_failure_body(self, case: CaseResult, run: RunResult) -> str:
         """`_failure_body` of a case of one run without an error: its head and its failing expectations,
