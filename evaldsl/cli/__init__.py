@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as given: a command printed back must work
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ._types import positive_int
@@ -88,10 +89,11 @@ def check_model_args(args: argparse.Namespace) -> None:
     """Refuse option combinations that cannot work, before anything is loaded."""
     models = args.model or []
     if len(models) > 1:
-        for option, value in (("--json", args.json), ("--resume", args.resume), ("--model-name", args.model_name)):
+        resume = args.resume if args.resume and not Path(args.resume).is_dir() else None
+        for option, value in (("--json", args.json), ("--resume", resume), ("--model-name", args.model_name)):
             if value:
                 raise ModelUsage(f"{option} holds one record; with several --model values use --out DIR "
-                                 "(one record per model)")
+                                 "(one record per model; --resume DIR finishes them)")
         for option in ("--html", "--junit-xml", "--markdown"):
             if getattr(args, option[2:].replace("-", "_"), None):
                 raise ModelUsage(f"{option} holds one run; with several --model values write the records with "

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import sys
 import time
 import traceback
@@ -174,6 +175,8 @@ class _Plan:
     executor: Any = None
     ran: _RanCases = field(default_factory=lambda: _RanCases())
     """The cases that ran this time, for the --lf cache."""
+    selected: int = 0
+    """How many cases were selected (those a resumed record had done included)."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -191,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
             from ..report._terminal import heading, use_colour
 
             print(heading(f"model {spec} ({n} of {len(specs)})", use_colour(sys.stdout)), flush=True)
-        code, report, models = _run_one(args, spec)
+        code, report, models = _run_one(copy.copy(args), spec)  # a copy: `--resume DIR` picks a record a model
         if code in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_TESTS):
             return code
         codes.append(code)
@@ -284,6 +287,54 @@ def _keeping_the_record() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _resume_in_folder(args: argparse.Namespace, subject: Any) -> None:
+    """`--resume DIR` (the --out folder of an earlier run): this agent's latest unfinished record there
+    is finished; with none, a new record is kept there, as with --out DIR. So one command finishes a
+    run of several --model values, each model's record once."""
+    from ..report._journal import read_unfinished
+    from ..report._json import RecordError
+
+    folder, name = Path(args.resume), args.model_name or subject.name
+    found: list[tuple[str, Path]] = []
+    for path in folder.glob("*.json"):
+        try:
+            meta = read_unfinished(path).meta
+        except (RecordError, OSError):
+            continue  # not a record (a dashboard's data, say): not ours to finish
+        if meta.agent == name and not meta.complete:
+            found.append((meta.started_at.isoformat() if meta.started_at else "", path))
+    args.out, args.resume = (None, str(max(found)[1])) if found else (str(folder), None)
+
+
+def _resume_target(plan: _Plan, args: argparse.Namespace) -> str | None:
+    """What `--resume` takes to finish this run: the --out folder when several models run (each
+    model's record is found there), else the record file (``.evaldsl/last.json`` when none was named)."""
+    if len(args.model or []) > 1 and args.out:  # (a --resume DIR run has its folder as --out here)
+        return str(args.out)
+    written = plan.keeper.written
+    if written:
+        return str(written[0])
+    return str(LAST_RECORD) if plan.keeper.optional_kept else None
+
+
+def resume_command(args: argparse.Namespace, target: str) -> str:
+    """The command that finishes an interrupted run: the one given, its record options replaced by
+    ``--resume TARGET`` (printed to be copied as it is)."""
+    import shlex
+
+    kept, skip = [], False
+    for arg in getattr(args, "argv", None) or []:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in ("--json", "--out", "--resume"):
+            skip = "=" not in arg
+            continue
+        kept.append(arg)
+    return shlex.join(["evaldsl", *kept, "--resume", target])
+
+
 class _EndpointDown(Exception):
     """The model (or judge) endpoint refused every connection before it ever answered."""
 
@@ -291,15 +342,13 @@ class _EndpointDown(Exception):
 def _interrupted(plan: _Plan, started: float, args: argparse.Namespace, *, down: str | None = None) -> int:
     """Ctrl-C, or an endpoint found down (``down`` says why): keep and report the finished cases."""
     summary = _finish(plan, complete=False)
-    written = plan.keeper.written
-    kept = f"; finish it with --resume {written[0]}" if written else ""
+    target = _resume_target(plan, args)
+    kept = f" in {target}; finish it with: {resume_command(args, target)}" if target else ""
+    done = f"{summary.total} of {plan.selected} cases finished and kept{kept}"
     if down is not None:
-        left = len(plan.todo) - summary.total
-        _print_report(plan.digest, summary, started, f"stopped: the endpoint is down; {summary.total} case(s) "
-                                                     f"finished and kept, {left} not run{kept}")
+        _print_report(plan.digest, summary, started, f"stopped: the endpoint is down; {done}")
     else:
-        _print_report(plan.digest, summary, started,
-                      f"interrupted: {summary.total} case(s) finished and kept{kept}")
+        _print_report(plan.digest, summary, started, f"interrupted: {done}")
     _report_writes(plan.keeper)
     from ._outputs import write_outputs
 
@@ -309,7 +358,7 @@ def _interrupted(plan: _Plan, started: float, args: argparse.Namespace, *, down:
     if down is not None:  # last, where it is seen: one message for the whole run
         print(f"evaldsl: stopped: the endpoint is down: {down}. Check --base-url (or OPENAI_BASE_URL / "
               f"ANTHROPIC_BASE_URL) and that the server is running; "
-              f"{len(plan.todo) - summary.total} case(s) were not run{kept}", file=sys.stderr)
+              f"{plan.selected - summary.total} case(s) were not run{kept}", file=sys.stderr)
     else:
         print("evaldsl: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
@@ -335,6 +384,8 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     except ModelUsage as exc:
         raise _Usage(str(exc)) from None
     subject = _subject(args, models.agent)
+    if args.resume and Path(args.resume).is_dir():
+        _resume_in_folder(args, subject)
     suites = _load(files, subject, args.root)
     _warn_unseen(suites, subject)
     if spec is not None:
@@ -375,7 +426,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     if previous is not None:
         print(f"evaldsl: resuming {args.resume}: {len(selected) - len(todo)} case(s) done, "
               f"{len(todo)} to run", file=sys.stderr)
-    return _Plan(subject, todo, keeper, digest, models, executor(args) if todo else None)
+    return _Plan(subject, todo, keeper, digest, models, executor(args) if todo else None, selected=len(selected))
 
 
 def _meta(args: argparse.Namespace, subject: Any, flat: Sequence[Any], previous: Any, last_failed: bool) -> Any:

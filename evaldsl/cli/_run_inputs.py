@@ -62,9 +62,8 @@ def _check_model_tools(suites: list[Any]) -> None:
 
 def _check_targets(args: argparse.Namespace) -> None:
     """Refuse record paths that cannot be what they must, before anything is loaded or run."""
-    for option, path in (("--json", args.json), ("--resume", args.resume)):
-        if path and Path(path).is_dir():
-            raise _Usage(f"{option} {path}: is a directory; {option} takes a record file (--out takes a folder)")
+    if args.json and Path(args.json).is_dir():
+        raise _Usage(f"--json {args.json}: is a directory; --json takes a record file (--out takes a folder)")
     if args.html and Path(args.html).is_dir():
         raise _Usage(f"--html {args.html}: is a directory; --html takes the .html file to write")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -373,7 +374,8 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_record(work: Path) 
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2, err
-    assert "interrupted: 2 case(s) finished and kept; finish it with --resume rec.json" in out
+    assert ("interrupted: 2 of 4 cases finished and kept in rec.json; finish it with: evaldsl run long.evl "
+            "--agent e2e_agent:agent -j 1 --resume rec.json") in out
     data = record(work / "rec.json")
     assert [c["name"] for c in data["cases"]] == ["first", "second"] and data["meta"]["complete"] is False
     assert not [p for p in work.iterdir() if p.name.endswith(".tmp")]
@@ -805,3 +807,34 @@ async def agent(prompt):
     assert "1 case(s) done, 2 to run" in resumed.stderr, resumed.stderr
     data = record(work / "r.json")
     assert {c["name"]: c["status"] for c in data["cases"]} == {"fails": "failed", "slow": "passed", "never": "passed"}
+
+
+def test_ctrl_c_without_a_record_option_names_the_record_and_the_command_that_finishes_it(work: Path) -> None:
+    write(work / "long.evl", '''
+        case "first"
+          prompt "one"
+          expect final text is "one"
+
+        case "blocks"
+          prompt "block"
+          expect final text is "block"
+
+        case "last"
+          prompt "three"
+          expect final text is "three"
+        ''')
+    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", env={"E2E_BLOCK": "1"})
+    deadline = time.monotonic() + 60
+    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    hint = "interrupted: 1 of 3 cases finished and kept in .evaldsl/last.json; finish it with: "
+    assert hint in out, out
+    command = out[out.index(hint) + len(hint):].splitlines()[0]
+    assert command == "evaldsl run long.evl --agent e2e_agent:agent -j 1 --resume .evaldsl/last.json"
+    (work / "blocking").unlink()
+    resumed = evaldsl(work, *shlex.split(command)[2:])  # the printed command, as printed
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    data = record(work / ".evaldsl" / "last.json")
+    assert [c["name"] for c in data["cases"]] == ["first", "blocks", "last"] and data["meta"]["complete"] is True

@@ -397,7 +397,7 @@ def test_an_endpoint_that_refuses_from_the_start_stops_the_run_with_one_message(
                          "--json", "r.json", "--no-cache")
     assert code == 2
     assert err.count("the endpoint is down") == 1 and f"{dead}/chat/completions refused the connection" in err
-    assert "Check --base-url" in err and "finish it with --resume r.json" in err
+    assert "Check --base-url" in err and f"--base-url {dead} -j 2 --no-cache -q --resume r.json" in err
     assert "(after" not in out  # refused before it ever answered: not retried
     assert "x expect" not in out  # one error a case, not one more per expectation
     record = json.loads((tmp_path / "r.json").read_text())
@@ -467,3 +467,52 @@ def test_a_model_run_sends_through_aiohttp_and_never_imports_httpx(
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": root}, timeout=120)
     assert done.stdout.splitlines()[-1] == "0 ['aiohttp']", done.stdout + done.stderr
     assert len(openai_server.requests) == 2
+
+
+def test_an_interrupted_run_of_several_models_resumes_from_the_printed_command(
+    openai_server: ScriptedServer, tmp_path: Path
+) -> None:
+    import os
+    import shlex
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from servers._script import Delay
+
+    (tmp_path / "long.evl").write_text('suite "Long"\n' + "".join(
+        f'case "c{i}"\n  prompt "say ok {i}"\n  expect final text contains "ok"\n' for i in range(3)))
+    held = {"on": True}
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        if held["on"] and request["model"] == "a" and "ok 1" in json.dumps(request["messages"]):
+            return Delay(60, text("ok"))
+        return text("ok")
+
+    openai_server.reply = script
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    argv = ["run", "long.evl", "--model", "openai:a", "--model", "openai:b", "--base-url",
+            openai_server.base_url, "--out", "runs", "-j", "1", "--no-cache"]
+    proc = subprocess.Popen([sys.executable, "-m", "evaldsl", *argv], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(openai_server.requests) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out + err
+    hint = "finish it with: "
+    command = out[out.index(hint) + len(hint):].splitlines()[0]
+    assert command.endswith("--resume runs") and "--out" not in command
+    held["on"] = False
+    done = subprocess.run([sys.executable, "-m", "evaldsl", *shlex.split(command)[1:]], cwd=tmp_path, env=env,
+                          text=True, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "models compared" in done.stdout
+    records = [json.loads(p.read_text()) for p in sorted((tmp_path / "runs").glob("*.json"))]
+    assert sorted(r["meta"]["agent"] for r in records) == ["openai:a", "openai:b"]
+    for record in records:
+        assert record["meta"]["complete"] is True and [c["name"] for c in record["cases"]] == ["c0", "c1", "c2"]
+    asked = [(r.json["model"], r.json["messages"][-1]["content"]) for r in openai_server.requests]
+    assert asked.count(("a", "say ok 0")) == 1  # each case once: c0 of model a was kept, not asked again
