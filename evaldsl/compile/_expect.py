@@ -19,6 +19,7 @@ from ..syntax._diagnostics import Diagnostic, warning
 from ..syntax._unparse import unparse
 from ._errors import CompileProblem
 from ._model import Check, CompiledExpectation, EvalContext, Outcome
+from ._never import describe, never_reason
 from ._values import shorten, show, to_number
 
 _CALLS = (a.Called, a.CalledAny, a.CalledSequence, a.CallsAre, a.OnlyCalled, a.FirstCall,
@@ -202,6 +203,10 @@ def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]
         return
     params = tools[tool.name].parameters.get("properties", {})
     for entry in args.entries:
+        if entry.key in params and (why := never_reason(entry.pattern, params[entry.key])) is not None:
+            yield warning("W306", f"`{entry.key}` of tool `{tool.name}` can never match: {why}",
+                          entry.pattern.span, help=f"the param `{entry.key}` {describe(params[entry.key])}; "
+                          "a case that expects this call cannot pass")
         if entry.key not in params and not isinstance(entry.pattern, a.AbsentPattern):  # `absent`: the point
             close = difflib.get_close_matches(entry.key, list(params), n=1)
             yield warning("W302", f"`{entry.key}` is not a param of tool `{tool.name}`", entry.span,

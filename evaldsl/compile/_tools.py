@@ -42,7 +42,7 @@ def type_schema(node: Any) -> dict[str, Any]:
     return {"enum": values}
 
 
-def _type_error(schema: dict[str, Any], value: Any) -> str | None:
+def type_error(schema: dict[str, Any], value: Any) -> str | None:
     """Why `value` does not fit `schema` (a small subset of JSON Schema), or None."""
     if "enum" in schema:
         if any(json_equal(value, v) for v in schema["enum"]):
@@ -63,7 +63,7 @@ def _type_error(schema: dict[str, Any], value: Any) -> str | None:
         return f"must be {article} {kind}"
     if kind == "array" and "items" in schema:
         for i, item in enumerate(value):
-            why = _type_error(schema["items"], item)
+            why = type_error(schema["items"], item)
             if why:
                 return f"item {i} {why}"
     return None
@@ -167,7 +167,7 @@ def _answerer(
                 return ToolAnswer(False, f"Error: {name}: missing required parameter `{param}`")
         for key, value in args.items():
             if key in properties:
-                why = _type_error(properties[key], value)
+                why = type_error(properties[key], value)
                 if why:
                     return ToolAnswer(False, f"Error: {name}: parameter `{key}` {why}")
         if whens:
