@@ -205,23 +205,83 @@ def _root(config: pytest.Config) -> Path | None:
     return (config.rootpath / ini).resolve() if ini else None
 
 
+_LOOP = pytest.StashKey[Any]()
+
+
+def _session_loop(config: pytest.Config) -> Any:
+    """The one event loop every .evl item of the session runs on (made on first use, closed at the end).
+
+    An async agent may keep a client bound to the loop it first ran on (the OpenAI SDK's, a LangGraph
+    graph's): a loop per item would close it under the next item ("Event loop is closed"), while
+    `evaldsl run` runs every case on one loop. So the plugin does as `evaldsl run` does."""
+    import asyncio
+
+    loop = config.stash.get(_LOOP, None)
+    if loop is None or loop.is_closed():
+        loop = config.stash[_LOOP] = asyncio.new_event_loop()
+    return loop
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the session's clients, then its loop."""
+    loop = config.stash.get(_LOOP, None)
+    if loop is None or loop.is_closed():
+        return
+
+    async def close() -> None:
+        for backend in config.stash.get(_BACKENDS, []):
+            await backend.aclose()
+
+    try:
+        loop.run_until_complete(close())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+
+
 def _make_test(case: Any) -> Any:
     def test_case(evl_agent: Any, evl_judge: Any, request: pytest.FixtureRequest) -> None:
+        import asyncio
+
         from .run._api import _sync, arun_case
 
-        async def run_and_close() -> Any:
-            try:
-                return await arun_case(evl_agent, case, judge=evl_judge)
-            finally:  # each item runs its own event loop: close the clients made in it
-                for backend in request.config.stash.get(_BACKENDS, []):
-                    await backend.aclose()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the usual case: run on the session's loop
+            loop = _session_loop(request.config)
+            result = loop.run_until_complete(arun_case(evl_agent, case, judge=evl_judge))
+        else:  # called inside a running loop (another plugin's): a loop of its own, clients closed after
+            async def run_and_close() -> Any:
+                try:
+                    return await arun_case(evl_agent, case, judge=evl_judge)
+                finally:
+                    for backend in request.config.stash.get(_BACKENDS, []):
+                        await backend.aclose()
 
-        result = _sync(run_and_close())
+            result = _sync(run_and_close())
         if result.status in ("failed", "error", "xfailed"):
             raise EvlCaseFailed(result)
 
     test_case.evl_case = case  # type: ignore[attr-defined]
     return test_case
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Mark the report of a case whose status is `error` (the agent raised, timed out, a judge could
+    not be read), so that it is reported as ERROR, as `evaldsl run` reports it, not as FAILED."""
+    outcome = yield
+    excinfo = call.excinfo
+    if call.when == "call" and excinfo is not None and isinstance(excinfo.value, EvlCaseFailed):
+        report = outcome.get_result()
+        if excinfo.value.result.status == "error" and report.failed:
+            report.user_properties.append(("evl_status", "error"))
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when == "call" and report.failed and ("evl_status", "error") in report.user_properties:
+        return "error", "E", "ERROR"
+    return None
 
 
 class EvlItem(pytest.Function):

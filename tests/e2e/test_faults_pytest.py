@@ -26,11 +26,11 @@ case "also fine"
 '''
 
 
-def test_a_cancelled_agent_is_a_failing_item_not_an_internal_error(pytester: pytest.Pytester) -> None:
+def test_a_cancelled_agent_is_an_erroring_item_not_an_internal_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(cancel_agent=AGENT)
     pytester.makefile(".evl", cancel=SUITE)
     result = pytester.runpytest("--evl-agent", "cancel_agent:agent")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*CancelledError*the agent raised CancelledError*"])
     assert "assert result is not None" not in result.stdout.str()
     assert "INTERNALERROR" not in result.stdout.str()
@@ -77,7 +77,7 @@ def test_hostile_answers_under_the_plugin_are_items_with_repeats(pytester: pytes
     suite += 'case "backtrack"\n  prompt "backtrack"\n  timeout 1s\n  expect final text matches /^(a+)+$/\n'
     pytester.makefile(".evl", hostile=suite)
     result = pytester.runpytest("--evl-agent", "hostile_agent:agent", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, failed=4)  # test_plain and the four whose values were made safe
+    result.assert_outcomes(passed=5, errors=4)  # test_plain and the four whose values were made safe; errors, as the CLI says
     out = result.stdout.str()
     for line in ("*hostile.evl::bad str - error: BadStr*", "*hostile.evl::own base - error: Own: mine*",
                  "*hostile.evl::self cancel - error: CancelledError*", "*hostile.evl::backtrack - error: RegexTimeout*"):
