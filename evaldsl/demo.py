@@ -88,8 +88,23 @@ def _send_email(args: dict) -> str:
     return "Email queued for delivery."  # the demo sends nothing
 
 
+_FILES = {"Cargo.toml": '[package]\nname = "agents-v2"\nversion = "0.1.0"\n', "src/main.rs": "fn main() {}\n"}
+"""The demo's make-believe project: what `read_file` and `list_files` see (it reads no real file)."""
+
+
+def _read_file(args: dict) -> str:
+    return _FILES.get(args["path"], f"Error: no such file: {args['path']}")
+
+
+def _list_files(args: dict) -> str:
+    folder = args.get("path", ".").strip("./")
+    names = sorted({n[len(folder) + 1:] if folder else n for n in _FILES if n.startswith(folder)})
+    return "\n".join(names) if names else "(empty)"
+
+
 _TOOLS: dict[str, Callable[[dict], str]] = {
     "calculator": _calculator, "search": _search, "send_email": _send_email,
+    "read_file": _read_file, "list_files": _list_files,
 }
 
 
@@ -186,7 +201,7 @@ def _search_query(prompt: str) -> str:
 
 def _email(prompt: str, session: _Session) -> str | None:
     address = _EMAIL.search(prompt)
-    if not address or not re.search(r"\b(e-?mail|send)\b", prompt, re.IGNORECASE):
+    if not address or not re.search(r"\b(e-?mail|mail|send)\b", prompt, re.IGNORECASE):
         return None
     subject_match = re.search(r'subject "([^"]+)"', prompt, re.IGNORECASE)
     if re.search(r"\b(search|look up|find)\b", prompt, re.IGNORECASE):
@@ -203,6 +218,22 @@ def _email(prompt: str, session: _Session) -> str | None:
     args = {"to": address.group(0), "subject": subject, "body": body}
     session.call("send_email", args)
     return f'I emailed {args["to"]} with the subject "{subject}".'
+
+
+def _files(prompt: str, session: _Session) -> str | None:
+    """Read a named file (``Read the Cargo.toml file``), or list a folder (``What files are in ...``)."""
+    read = re.search(r"\b(?:read|show me the contents of|open)\s+(?:the\s+)?(?:file\s+)?([\w./-]+\.\w+)", prompt,
+                     re.IGNORECASE)
+    if read:
+        path = read.group(1)
+        content = session.call("read_file", {"path": path})
+        return f"{path}:\n{content}"
+    if re.search(r"\b(what files|list (?:the )?(?:files|everything))\b", prompt, re.IGNORECASE):
+        folder = re.search(r"\bin (?:the )?([\w./-]+) (?:directory|folder)", prompt, re.IGNORECASE)
+        path = folder.group(1) if folder and folder.group(1).lower() not in ("current", "this", "project") else "."
+        listing = session.call("list_files", {"path": path})
+        return f"The files are:\n{listing}"
+    return None
 
 
 def _search_only(prompt: str, session: _Session) -> str | None:
@@ -309,7 +340,7 @@ def _chit_chat(prompt: str, session: _Session) -> str | None:
 
 _UNKNOWN = "I'm the evaldsl demo agent, a rule-based stand-in, and I don't know how to answer that."
 _RULES: tuple[Rule, ...] = (
-    _exact_word, _json_object, _primary_colours, _capital, _email, _search_only,
+    _exact_word, _json_object, _primary_colours, _capital, _email, _files, _search_only,
     _arithmetic, _word_problem, _chit_chat,
 )
 

@@ -151,3 +151,21 @@ def test_search_without_a_hit_says_so() -> None:
     result = agent.run("Search the web for zebra migration routes.")
     assert [c.display() for c in result.tool_calls] == ['search({"query": "zebra migration routes"})']
     assert result.final_text == 'I searched for "zebra migration routes" but found nothing.'
+
+
+def test_the_readme_tour_passes_on_the_demo_agent(tmp_path: Path) -> None:
+    """The tour's suite, copied verbatim from the README, passes on the demo agent (what a newcomer tries first)."""
+    from evaldsl import load, run_suite
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    tour = readme.split("**Write cases.**", 1)[1].split("```evl\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "tour.evl").write_text(tour, encoding="utf-8")
+    report = run_suite(agent, load(tmp_path / "tour.evl"))
+    assert [c.status for c in report.cases] == ["passed"] * 5, [c.name for c in report.failures()]
+
+
+def test_the_demo_reads_and_lists_its_make_believe_files() -> None:
+    read = agent.run("Read the Cargo.toml file")
+    assert [c.name for c in read.tool_calls] == ["read_file"] and read.tool_calls[0].args == {"path": "Cargo.toml"}
+    listed = agent.run("What files are in the current directory?")
+    assert [c.name for c in listed.tool_calls] == ["list_files"] and "Cargo.toml" in listed.final_text
