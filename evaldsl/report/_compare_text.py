@@ -38,9 +38,13 @@ def format_comparison(cmp: Comparison, *, limit: int = 50) -> str:
         lines.append(f"score difference {bs.mean_difference:+.3f}, {bs.confidence:.0%} interval "
                      f"[{bs.low:+.3f}, {bs.high:+.3f}] (paired bootstrap, {bs.resamples:,} resamples, seed {bs.seed})")
     m = cmp.mcnemar
-    lines.append(f"flipped: {m.fixed} fixed, {m.regressed} regressed; exact McNemar p = {_p(m.p_value)}")
-    lines.append(f"verdict: {VERDICTS[cmp.verdict]}" + (
-        f" (p < {ALPHA:g})" if cmp.verdict != "no_significant_difference" else f" (p >= {ALPHA:g})"))
+    significant = "significant" if m.p_value < ALPHA else "not significant"
+    lines.append(f"flipped: {m.regressed} regressed, {m.fixed} fixed, exact McNemar p = {_p(m.p_value)}, "
+                 f"{significant} at {ALPHA:g}")
+    verdict = VERDICTS[cmp.verdict]
+    if cmp.verdict == "no_significant_difference" and m.regressed:  # plainly: the regressions are real cases
+        verdict = f"{m.regressed} case(s) regressed, but the difference is not significant at {ALPHA:g}"
+    lines.append(f"verdict: {verdict}" + (f" (p < {ALPHA:g})" if cmp.verdict != "no_significant_difference" else ""))
     lines += _section("REGRESSED", [_flip(d) for d in cmp.regressed], limit)
     lines += _section("FIXED", [_flip(d) for d in cmp.fixed], limit)
     lines += _section("PASS RATE CHANGED", [_rate(d) for d in cmp.pass_rate_changes], limit)

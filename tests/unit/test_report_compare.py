@@ -153,3 +153,14 @@ def test_an_incomplete_record_is_flagged() -> None:
     text = format_comparison(cmp)
     assert "B: a, started 2026-03-01 12:00:00, 1 case(s) (incomplete:" in text
     assert "ONLY IN A (1)" in text
+
+
+def test_the_text_says_regressions_and_significance_plainly() -> None:
+    from evaldsl.report._compare_text import format_comparison
+
+    text = format_comparison(compare_records(outcomes("pppp"), outcomes("fffp")))  # 3 regressed, p = 0.25
+    assert "flipped: 3 regressed, 0 fixed, exact McNemar p = 0.25, not significant at 0.05" in text
+    assert "verdict: 3 case(s) regressed, but the difference is not significant at 0.05" in text
+    assert "no significant difference" not in text
+    better = format_comparison(compare_records(outcomes("pppfffffffffff"), outcomes("fppppppppppfff")))
+    assert "1 regressed, 8 fixed, exact McNemar p = 0.0391, significant at 0.05" in better

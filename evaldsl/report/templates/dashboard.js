@@ -332,7 +332,7 @@
   function expectations(list) {
     var t = el("table", { "class": "grid expectations" }, el("thead", null, el("tr", null,
       el("th", { text: "Expectation" }), el("th", { text: "Result" }), el("th", { text: "Credit" }),
-      el("th", { text: "Detail (a judge's reasoning)" }), el("th", { text: "Where" }))));
+      el("th", { text: "Detail" }), el("th", { text: "Where" }))));
     var tb = el("tbody");
     list.forEach(function (e) {
       tb.appendChild(el("tr", null, el("td", { text: e.label }), el("td", null, badge(e.passed ? "passed" : "failed")),
