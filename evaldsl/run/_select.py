@@ -104,9 +104,18 @@ class _Parser:
             found = "the end" if tok.kind == "end" else repr(tok.text)
             raise SelectionError(
                 f"{self.option} {self.text!r}: expected {wanted} at column {tok.column}, found {found}"
+                + self._quote_hint()
             )
         self.pos += 1
         return tok
+
+    def _quote_hint(self) -> str:
+        """For words meant as one phrase (``-k 'adds 1 and'``): how to say so."""
+        if self.option != "-k" or " " not in self.text.strip() or '"' in self.text:
+            return ""
+        phrase = self.text.strip().replace("'", "'\\''")
+        return (f"; words are joined with and / or / not: to match a phrase (spaces, or the words and, or, "
+                f"not, inside it), quote it: -k '\"{phrase}\"'")
 
     def expr(self) -> Predicate:
         left = self.and_expr()

@@ -78,6 +78,15 @@ def test_bad_expressions_say_where(expr: str, message: str) -> None:
     assert message in str(info.value)
 
 
+def test_words_meant_as_a_phrase_get_a_hint_to_quote_them() -> None:
+    with pytest.raises(SelectionError) as info:
+        select_cases(CASES, keyword="adds 1 and")
+    assert """quote it: -k '"adds 1 and"'""" in str(info.value)
+    with pytest.raises(SelectionError) as info:
+        select_cases(CASES, markers="smoke math")
+    assert "quote it" not in str(info.value)  # -m names exact tags: no phrases there
+
+
 def test_markers_match_tags_exactly() -> None:
     assert names(markers="smoke and not math") == ["says hello"]
     assert names(markers="smo") == []  # exact, unlike -k
