@@ -26,8 +26,23 @@ def with_hint(diagnostic: Diagnostic, text: str) -> Diagnostic:
         return diagnostic
     lines = text.split("\n")
     line = lines[span.line - 1] if 0 < span.line <= len(lines) else ""
-    hint = _percent(diagnostic, line[: span.column - 1]) or _unquoted_name(diagnostic, line, span.column)
+    hint = (_percent(diagnostic, line[: span.column - 1]) or _unquoted_name(diagnostic, line, span.column)
+            or _count_before_with(diagnostic, line))
     return replace(diagnostic, help=hint) if hint else diagnostic
+
+
+_COUNT_THEN_WITH = re.compile(
+    r'(?P<head>.*?\bcalled\s+(?:"[^"]*"|\S+))\s+(?P<count>once|twice|\d+\s+times|at\s+(?:least|most)\s+\d+\s+times'
+    r'|between\s+\d+\s+and\s+\d+\s+times)\s+with\s+(?P<args>.*?)\s*(?:#.*)?$')
+
+
+def _count_before_with(diagnostic: Diagnostic, line: str) -> str | None:
+    """`called T twice with <...>`: the count comes after the arguments."""
+    found = _COUNT_THEN_WITH.match(line)
+    if diagnostic.message != "unexpected `with`" or found is None:
+        return None
+    head = found.group("head").strip()
+    return f"the count comes after the arguments: {head} with {found.group('args')} {found.group('count')}"
 
 
 def _percent(diagnostic: Diagnostic, before: str) -> str | None:

@@ -85,8 +85,17 @@ def diagnose(
         if tok.type == "_NL":
             span = span.model_copy(update={"end_line": span.line, "end_column": span.column + 1})
     suggestion = _suggest(str(tok), words) if tok.type not in ("STRING", "NUMBER") else None
+    if suggestion is not None and wanted.count(", ") >= SHORT_LIST:  # the near word first, the long list cut
+        shown = wanted.split(", ")
+        return error("E100", f"unexpected {_describe_token(tok)}", span, label="not a word that can stand here",
+                     suggestion=suggestion, help=f"expected one of {len(shown) + 1} words here, such as "
+                                                 f"{', '.join(shown[:SHORT_LIST])}, ..."), resume
     return error("E100", f"unexpected {_describe_token(tok)}", span, label=f"expected {wanted}",
                  suggestion=suggestion), resume
+
+
+SHORT_LIST = 6
+"""Past this many expected words, an error with a did-you-mean shows it first and only the first few."""
 
 
 def _last_shifted(exc: UnexpectedToken) -> Token | None:

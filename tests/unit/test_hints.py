@@ -43,6 +43,18 @@ def test_an_unquoted_name_hints_the_quotes(text: str, hint: str) -> None:
     assert f"= help: {hint}" in EvlError([diag], {"t.evl": text}).render()
 
 
+def test_a_count_before_with_hints_the_order() -> None:
+    text = 'case "a"\n  prompt "p"\n  expect called calculator twice with <op: add>\n'
+    diag = first_error(text)
+    assert diag.help == "the count comes after the arguments: expect called calculator with <op: add> twice"
+
+
+def test_a_misspelt_statement_word_puts_the_did_you_mean_first_and_cuts_the_list() -> None:
+    diag = first_error('case "a"\n  prompt "p"\n  expct no error\n')
+    assert diag.suggestion == "expect" and diag.label == "not a word that can stand here"
+    assert diag.help is not None and diag.help.endswith(", ...") and diag.help.count("`") == 12
+
+
 @pytest.mark.parametrize("text", [
     'case "a"\n  prompt "p"\n  expect final number is 60%\n',  # a % that is not a rate
     'case "a"\n  prompt "p"\n  expect final number is 60 within 5%\n',
