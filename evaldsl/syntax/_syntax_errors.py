@@ -87,6 +87,7 @@ def diagnose(
     suggestion = _suggest(str(tok), words) if tok.type not in ("STRING", "NUMBER") else None
     if suggestion is not None and wanted.count(", ") >= SHORT_LIST:  # the near word first, the long list cut
         shown = wanted.split(", ")
+        shown.sort(key=lambda w: w != f"`{suggestion}`")  # the near word first: it is most likely meant
         return error("E100", f"unexpected {_describe_token(tok)}", span, label="not a word that can stand here",
                      suggestion=suggestion, help=f"expected one of {len(shown) + 1} words here, such as "
                                                  f"{', '.join(shown[:SHORT_LIST])}, ..."), resume
