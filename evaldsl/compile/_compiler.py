@@ -26,7 +26,7 @@ from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ..syntax._unparse import unparse
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
-from ._examples import holes, substitute, table_rows, unknown_columns
+from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
 from ._expect import compile_expectation, lint
 from ._model import (
     CaseSettings,
@@ -379,6 +379,11 @@ def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: 
     if examples and not rows:  # every row was reported: check the placeholders against the header
         for problem in unknown_columns(case, examples[0]):
             session.problem(problem, case)
+    if examples:
+        for cell in unused_columns(case, examples[0]):
+            session.diagnostics.append(warning(
+                "W307", f"the examples column `{cell_text(cell)}` is used nowhere in the case", cell.span,
+                help="use it as `$name` or `{{ name }}` in the case, or drop the column"))
     if not examples and session.may_have_templates:
         _warn_templates(session, case)
     out = []

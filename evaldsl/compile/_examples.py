@@ -88,6 +88,32 @@ def unknown_columns(case: a.Case, stmt: a.ExamplesStmt) -> list[CompileProblem]:
     return problems
 
 
+ROW_SETTINGS = ("tags", "skip", "xfail")
+"""Columns that set the row's own setting: used by being there."""
+
+
+def unused_columns(case: a.Case, stmt: a.ExamplesStmt) -> list[Any]:
+    """The header cells of ``case``'s inline table that nothing in the case uses: no `$name`, no
+    `{{ name }}`, and not a row setting (a column written and then forgotten, or misspelt)."""
+    if stmt.source is not None or not stmt.rows:
+        return []
+    used: set[str] = set()
+    for node in a.walk(tuple(s for s in case.body if s is not stmt) + (case.name,)):
+        if isinstance(node, a.Placeholder):
+            used.add(node.name)
+        elif isinstance(node, a.String) and "{{" in node.value:
+            used.update(inner for inner in _TEMPLATE.findall(node.value) if not inner.startswith('"'))
+    out = []
+    for cell in stmt.rows[0].cells:
+        try:
+            name = _cell_name(cell)
+        except CompileProblem:
+            continue  # reported as an error of its own
+        if name not in used and name not in ROW_SETTINGS:
+            out.append(cell)
+    return out
+
+
 def cell_text(cell: Any) -> str:
     """A cell as written in the table: strings without quotes, numbers as spelled."""
     if isinstance(cell, (a.String, a.Word)):

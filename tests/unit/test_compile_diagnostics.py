@@ -32,7 +32,7 @@ def codes(text: str, tmp_path: Path | None = None) -> list[tuple[str, int]]:
 def test_a_short_row_does_not_hide_the_placeholder_errors_of_its_case() -> None:
     text = ('case "t {{ a }}"\n  prompt "p"\n  examples\n    | a | b |\n    | 1 |\n    | 2 | 3 |\n'
             "  expect final number is $c\n")
-    assert codes(text) == [("E214", 5), ("E201", 7)]
+    assert codes(text) == [("E214", 5), ("W307", 4), ("E201", 7)]  # `b` is used nowhere: W307
 
 
 @pytest.mark.parametrize("rows", ["| Paris |", "| Paris | Mon | x |", "| Paris |\n    | Rome | Tue | x |"])
