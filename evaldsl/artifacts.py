@@ -57,6 +57,10 @@ class RunArtifacts(BaseModel):
     """The agent's final answer; None when it gave none ('' is an empty answer)."""
     tokens: int | None = Field(default=None, ge=0)
     """Tokens the run used, when the agent reports them (0 or more)."""
+    input_tokens: int | None = Field(default=None, ge=0)
+    """Of ``tokens``, those of the prompts sent to the model (input), when reported: kept apart for cost."""
+    output_tokens: int | None = Field(default=None, ge=0)
+    """Of ``tokens``, those the model wrote (output), when reported."""
     error: str | None = None
     """Set when the run failed (a backend error, say); such a run is an error."""
     error_kind: str | None = None

@@ -101,6 +101,8 @@ class _Run:
         self.messages = messages
         self.calls: list[ToolCall] = []
         self.tokens: int | None = None
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
         self.final_text: str | None = None
         self.error: str | None = None
         self.error_kind: str | None = None
@@ -110,6 +112,10 @@ class _Run:
         self.messages.append(reply.message or _assistant_message(reply, _ids(reply)))
         if reply.tokens is not None:
             self.tokens = (self.tokens or 0) + reply.tokens
+        if reply.input_tokens is not None:
+            self.input_tokens = (self.input_tokens or 0) + reply.input_tokens
+        if reply.output_tokens is not None:
+            self.output_tokens = (self.output_tokens or 0) + reply.output_tokens
 
     def answer(self, reply: ChatReply, ctx: CaseContext) -> None:
         """Answer every call of a reply in order, from the mock tools."""
@@ -121,6 +127,7 @@ class _Run:
     def artifacts(self, start: float) -> RunArtifacts:
         return RunArtifacts(
             tool_calls=self.calls, final_text=self.final_text, tokens=self.tokens,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens,
             error=self.error, error_kind=self.error_kind, transcript=self.messages, duration_s=time.perf_counter() - start,
         )
 

@@ -35,6 +35,7 @@ something must change.
 
 from __future__ import annotations
 
+import json
 import math
 import traceback
 from collections.abc import Sequence
@@ -152,6 +153,9 @@ def _plain_artifacts(art: RunArtifacts) -> bool:
     tokens = art.tokens
     if tokens is not None and (type(tokens) is not int or tokens < 0):
         return False
+    for count in (art.input_tokens, art.output_tokens):
+        if count is not None and (type(count) is not int or count < 0):
+            return False
     if art.error is not None or art.duration_s is not None:
         error, duration = art.error, art.duration_s
         if error is not None and (type(error) is not str or not text_ok(error)):
@@ -194,6 +198,8 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
         "error": fixer.optional_text(art.error, "error"),
         "error_kind": art.error_kind if art.error_kind in ERROR_KINDS else None,
         "tokens": _tokens(art.tokens),
+        "input_tokens": _tokens(art.input_tokens),
+        "output_tokens": _tokens(art.output_tokens),
         "duration_s": _duration(art.duration_s),
         "tool_calls": [fixer.call(c, f"tool_calls[{i}]") for i, c in enumerate(fixer.items(art.tool_calls))],
     }
@@ -211,10 +217,23 @@ def _own_copy(art: RunArtifacts) -> RunArtifacts:
     if not calls and not transcript:
         return art
     fields = dict(art.__dict__)
-    fields["tool_calls"] = [ToolCall.model_construct(name=c.name, args=_copied(c.args), result=_copied(c.result))
-                            for c in calls]
+    fields["tool_calls"] = [ToolCall.model_construct(name=c.name, args=_copied(decoded_args(c.args)),
+                                                     result=_copied(c.result)) for c in calls]
     fields["transcript"] = _copied(transcript)
     return RunArtifacts.model_construct(**fields)
+
+
+def decoded_args(args: Any) -> Any:
+    """A call's arguments as the record keeps them, whatever the agent: arguments given as JSON text
+    (as models send them) decoded once into the object they spell; text that is not a JSON object
+    kept as it is (it matches no pattern, and the failure shows it)."""
+    if type(args) is not str or not args.lstrip().startswith("{"):
+        return args
+    try:
+        value = json.loads(args)
+    except (ValueError, RecursionError):
+        return args
+    return value if type(value) is dict else args
 
 
 def _copied(value: Any) -> Any:
@@ -287,7 +306,7 @@ class _Fixer:
         name = call.name if isinstance(call.name, str) else safe_repr(call.name)
         return ToolCall.model_construct(
             name=self.text(str.__str__(name), f"{where}.name"),
-            args=self.value(call.args, f"{where}.args", 1, ()),
+            args=self.value(decoded_args(call.args), f"{where}.args", 1, ()),
             result=self.value(call.result, f"{where}.result", 1, ()),
         )
 

@@ -22,3 +22,16 @@ def test_what_an_agent_changes_after_its_run_ended_changes_nothing_in_that_run()
     assert [len(r.artifacts.tool_calls) for r in runs] == [1, 2, 3]
     assert [len(r.artifacts.transcript) for r in runs] == [1, 2, 3]
     assert runs[0].artifacts.tool_calls[0].args == {"q": "one", "seen": []}
+
+
+def test_arguments_given_as_json_text_are_decoded_once_and_other_text_kept() -> None:
+    from evaldsl import RunArtifacts, ToolCall
+    from evaldsl.run._safe import make_safe
+
+    art = RunArtifacts(final_text="ok", tool_calls=[
+        ToolCall(name="a", args='{"q": "paris", "n": 2}'), ToolCall(name="b", args="q=paris"),
+        ToolCall(name="c", args="[1, 2]"), ToolCall(name="d", args={"q": "x"})])
+    safe, _ = make_safe(art)
+    assert [c.args for c in safe.tool_calls] == [{"q": "paris", "n": 2}, "q=paris", "[1, 2]", {"q": "x"}]
+    odd = RunArtifacts(final_text="\ud800", tool_calls=[ToolCall(name="a", args='{"q": 1}')])  # the slow path
+    assert make_safe(odd)[0].tool_calls[0].args == {"q": 1}
