@@ -46,7 +46,11 @@ def diagnose(
         return error("E104", f"nesting deeper than {MAX_DEPTH} levels", token_span(tok, filename),
                      help="flatten the pattern or expression"), logical_end(text, tok.start_pos or 0, depth)
     if isinstance(exc, UnexpectedCharacters):
-        return _unexpected_char(exc, text, filename, keywords, joiner)
+        diag, resume = _unexpected_char(exc, text, filename, keywords, joiner)
+        if joiner.depth > 0 and resume > (exc.pos_in_stream or 0):  # inside brackets: resume at the next
+            # statement at the latest (an unclosed `"` in `<a: "x>` leaves the `<` open to the file's end)
+            resume = min(resume, _next_statement(text, exc.pos_in_stream or 0, statement_words(parser)))
+        return diag, resume
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token
     at_end = tok.type == "$END" or tok.start_pos is None or tok.end_pos is None

@@ -240,6 +240,13 @@ def test_every_error_in_a_file_is_reported() -> None:
     assert [(e.code, e.span.line) for e in errs] == [("E100", 2), ("E102", 4), ("E100", 6), ("E100", 8)]
 
 
+@pytest.mark.parametrize("bad", ['<a: "x>', "<a: /x>", '[1, "two]', "<a: ~>"])
+def test_a_lexing_error_inside_brackets_hides_no_later_error(bad: str) -> None:
+    errs = errors_of(f'case "a"\n  prompt "p"\n  expect called t with {bad}\n\ncase "b"\n  prompt "q"\n'
+                     '  expect caled x\n')
+    assert [e.span.line for e in errs] == [3, 7] and errs[1].message == "unknown predicate `caled`"
+
+
 def test_unterminated_string_and_regex() -> None:
     (err,) = errors_of('case "c"\n  prompt "oops\n')
     assert err.code == "E102" and "no closing quote" in err.label
