@@ -26,6 +26,7 @@ from typing import Any
 from ..artifacts import RunArtifacts
 from ._lines import ProtocolError, Turns, parse_line, user_line
 from ._process import MAX_LINE, AgentProcess
+from ._sources import merged
 
 MAX_OUTPUT = 8 << 20
 """The most a one-shot agent may write on standard output (bytes)."""
@@ -36,8 +37,11 @@ EXIT_GRACE_S = 5.0
 class CommandAgent:
     """A program run once per run of a case; ``run(message, ctx)`` as every agent taking a context."""
 
-    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                 upstream: str | None = None, record_models: bool = True) -> None:
         """``command``: a string split as a POSIX shell would (no shell runs it), or argv.
+        ``upstream``: where the recording proxy forwards model calls (`_proxy.upstreams`);
+        ``record_models=False`` starts no proxy (the agent's own ``OPENAI_BASE_URL`` stands).
 
         Raises:
             ValueError: an empty command or unbalanced quotes.
@@ -51,15 +55,39 @@ class CommandAgent:
         self.env = dict(env or {})
         """Added to every process's environment (the proxy's and tool server's URLs)."""
         self._conversations: dict[Any, _Conversation] = {}
+        self.upstream = upstream
+        self.record_models = record_models
+        self._proxy: Any = None
+        self._proxy_loop: Any = None
 
     def __repr__(self) -> str:
         return f"CommandAgent({self.name!r})"
 
-    def environment(self, ctx: Any, run_id: str) -> dict[str, str]:
-        """The process's environment: evaldsl's own, ``self.env``, and the run's names."""
+    async def proxy(self) -> Any:
+        """The recording proxy of this event loop (one per evaldsl run), started on first use."""
+        loop = asyncio.get_running_loop()
+        if self._proxy is None or self._proxy_loop is not loop:
+            from ._proxy import RecordingProxy
+
+            self._proxy, self._proxy_loop = RecordingProxy(self.upstream), loop
+            await self._proxy.start()
+        return self._proxy
+
+    async def environment(self, ctx: Any, run_id: str) -> dict[str, str]:
+        """The process's environment: evaldsl's own, ``self.env``, the proxy's URLs and the run's names."""
         env = {**os.environ, **self.env, "EVALDSL_RUN_ID": run_id}
         env["EVALDSL_CASE"] = str(getattr(ctx, "name", "") or "")
+        if self.record_models:
+            env.update((await self.proxy()).open_run(run_id))
         return env
+
+    def recorded(self, run_id: str, artifacts: RunArtifacts, *, done: bool = False) -> RunArtifacts:
+        """``artifacts`` completed from what the proxy saw of the run (AGENTS.md's precedence)."""
+        if not self.record_models or self._proxy is None:
+            return artifacts
+        proxy = self._proxy
+        recording = proxy.close_run(run_id) if done else proxy.recording(run_id)
+        return merged(artifacts, (), recording.artifacts())
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
         """Run one user message. A conversation's later turns go to the process its first started."""
@@ -100,9 +128,12 @@ class CommandAgent:
             await conv.finish()
 
     async def aclose(self) -> None:
-        """End every conversation still open."""
+        """End every conversation still open, then the proxy."""
         for key in list(self._conversations):
             await self.close_conversation(key)
+        if self._proxy is not None:
+            await self._proxy.aclose()
+            self._proxy = None
 
     async def _one_shot(self, message: str, ctx: Any) -> RunArtifacts:
         turns = Turns()
@@ -110,8 +141,9 @@ class CommandAgent:
         if getattr(ctx, "turn", 1) not in (1, None):
             return turns.artifacts("a conversation needs the line form of --agent-cmd (no {prompt})")
         argv = [arg.replace("{prompt}", message) for arg in self.argv]
+        run_id = uuid.uuid4().hex
         try:
-            proc = await AgentProcess.start(argv, self.environment(ctx, uuid.uuid4().hex), stdin=False)
+            proc = await AgentProcess.start(argv, await self.environment(ctx, run_id), stdin=False)
         except OSError as exc:
             return turns.artifacts(f"cannot start {argv[0]!r}: {exc.strerror or exc}")
         try:
@@ -121,11 +153,13 @@ class CommandAgent:
             await proc.close()
         tail = proc.stderr_tail()
         if out is None:
-            return turns.artifacts(_with_tail(f"the agent wrote more than {MAX_OUTPUT} bytes", tail), tail)
-        if code != 0:
-            return turns.artifacts(_with_tail(f"the agent exited with code {code}", tail), tail)
-        turns.reply({"content": out.decode("utf-8", "replace").strip()})
-        return turns.artifacts(None, tail)
+            error: str | None = _with_tail(f"the agent wrote more than {MAX_OUTPUT} bytes", tail)
+        elif code != 0:
+            error = _with_tail(f"the agent exited with code {code}", tail)
+        else:
+            error = None
+            turns.reply({"content": out.decode("utf-8", "replace").strip()})
+        return self.recorded(run_id, turns.artifacts(error, tail), done=True)
 
 
 class _Conversation:
@@ -134,7 +168,7 @@ class _Conversation:
     def __init__(self, agent: CommandAgent, ctx: Any) -> None:
         self.agent = agent
         self.run_id = uuid.uuid4().hex
-        self.env = agent.environment(ctx, self.run_id)
+        self.env: dict[str, str] | None = None
         self.proc: AgentProcess | None = None
         self.turns = Turns()
         self.messages: list[dict[str, Any]] = []
@@ -146,10 +180,12 @@ class _Conversation:
         self.turns.user(message)
         self.messages.append({"role": "user", "content": message})
         if self.proc is None:
+            self.env = await self.agent.environment(ctx, self.run_id)
             try:
                 self.proc = await AgentProcess.start(self.agent.argv, self.env)
             except OSError as exc:
-                return self.turns.artifacts(f"cannot start {self.agent.argv[0]!r}: {exc.strerror or exc}")
+                error = f"cannot start {self.agent.argv[0]!r}: {exc.strerror or exc}"
+                return self.agent.recorded(self.run_id, self.turns.artifacts(error), done=True)
         line = user_line(message, ctx, turn=self.count, messages=list(self.messages))
         try:
             if not await self.proc.write_line(line):
@@ -158,9 +194,10 @@ class _Conversation:
         except ProtocolError as exc:
             await self.close()
             tail = self.proc.stderr_tail()
-            return self.turns.artifacts(_with_tail(f"{exc.prefix}: {exc}", tail), tail)
+            failed = self.turns.artifacts(_with_tail(f"{exc.prefix}: {exc}", tail), tail)
+            return self.agent.recorded(self.run_id, failed, done=True)
         self.messages.append({"role": "assistant", "content": self.turns.final_text})
-        return self.turns.artifacts()
+        return self.agent.recorded(self.run_id, self.turns.artifacts())
 
     async def _read_reply(self) -> None:
         assert self.proc is not None
@@ -189,11 +226,13 @@ class _Conversation:
         if self.proc is not None:
             await self.proc.finish(EXIT_GRACE_S)
             tail = self.proc.stderr_tail()
-        return self.turns.artifacts(None, tail)
+        return self.agent.recorded(self.run_id, self.turns.artifacts(None, tail), done=True)
 
     async def close(self) -> None:
         if self.proc is not None:
             await self.proc.close()
+        if self.agent._proxy is not None:
+            self.agent._proxy.close_run(self.run_id)
 
 
 def _with_tail(message: str, tail: str) -> str:
