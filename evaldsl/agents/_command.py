@@ -59,6 +59,8 @@ class CommandAgent:
         self.record_models = record_models
         self._proxy: Any = None
         self._proxy_loop: Any = None
+        self._tools: Any = None
+        self._tools_loop: Any = None
 
     def __repr__(self) -> str:
         return f"CommandAgent({self.name!r})"
@@ -73,21 +75,36 @@ class CommandAgent:
             await self._proxy.start()
         return self._proxy
 
+    async def tool_server(self) -> Any:
+        """The MCP tool server of this event loop (one per evaldsl run), started on first use."""
+        loop = asyncio.get_running_loop()
+        if self._tools is None or self._tools_loop is not loop:
+            from ._tool_server import ToolServer
+
+            self._tools, self._tools_loop = ToolServer(), loop
+            await self._tools.start()
+        return self._tools
+
     async def environment(self, ctx: Any, run_id: str) -> dict[str, str]:
-        """The process's environment: evaldsl's own, ``self.env``, the proxy's URLs and the run's names."""
+        """The process's environment: evaldsl's own, ``self.env``, the proxy's and tool server's
+        URLs, and the run's names."""
         env = {**os.environ, **self.env, "EVALDSL_RUN_ID": run_id}
         env["EVALDSL_CASE"] = str(getattr(ctx, "name", "") or "")
         if self.record_models:
             env.update((await self.proxy()).open_run(run_id))
+            env["EVALDSL_TOOLS_URL"] = await (await self.tool_server()).open_run(run_id, ctx)
         return env
 
-    def recorded(self, run_id: str, artifacts: RunArtifacts, *, done: bool = False) -> RunArtifacts:
-        """``artifacts`` completed from what the proxy saw of the run (AGENTS.md's precedence)."""
+    async def recorded(self, run_id: str, artifacts: RunArtifacts, *, done: bool = False) -> RunArtifacts:
+        """``artifacts`` completed from the tool server's calls and what the proxy saw (AGENTS.md's
+        precedence); ``done`` ends the run's recordings."""
         if not self.record_models or self._proxy is None:
             return artifacts
-        proxy = self._proxy
-        recording = proxy.close_run(run_id) if done else proxy.recording(run_id)
-        return merged(artifacts, (), recording.artifacts())
+        recording = self._proxy.close_run(run_id) if done else self._proxy.recording(run_id)
+        served = []
+        if self._tools is not None:
+            served = await self._tools.close_run(run_id) if done else self._tools.calls(run_id)
+        return merged(artifacts, served, recording.artifacts())
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
         """Run one user message. A conversation's later turns go to the process its first started."""
@@ -134,6 +151,9 @@ class CommandAgent:
         if self._proxy is not None:
             await self._proxy.aclose()
             self._proxy = None
+        if self._tools is not None:
+            await self._tools.aclose()
+            self._tools = None
 
     async def _one_shot(self, message: str, ctx: Any) -> RunArtifacts:
         turns = Turns()
@@ -159,7 +179,7 @@ class CommandAgent:
         else:
             error = None
             turns.reply({"content": out.decode("utf-8", "replace").strip()})
-        return self.recorded(run_id, turns.artifacts(error, tail), done=True)
+        return await self.recorded(run_id, turns.artifacts(error, tail), done=True)
 
 
 class _Conversation:
@@ -185,7 +205,7 @@ class _Conversation:
                 self.proc = await AgentProcess.start(self.agent.argv, self.env)
             except OSError as exc:
                 error = f"cannot start {self.agent.argv[0]!r}: {exc.strerror or exc}"
-                return self.agent.recorded(self.run_id, self.turns.artifacts(error), done=True)
+                return await self.agent.recorded(self.run_id, self.turns.artifacts(error), done=True)
         line = user_line(message, ctx, turn=self.count, messages=list(self.messages))
         try:
             if not await self.proc.write_line(line):
@@ -195,9 +215,9 @@ class _Conversation:
             await self.close()
             tail = self.proc.stderr_tail()
             failed = self.turns.artifacts(_with_tail(f"{exc.prefix}: {exc}", tail), tail)
-            return self.agent.recorded(self.run_id, failed, done=True)
+            return await self.agent.recorded(self.run_id, failed, done=True)
         self.messages.append({"role": "assistant", "content": self.turns.final_text})
-        return self.agent.recorded(self.run_id, self.turns.artifacts())
+        return await self.agent.recorded(self.run_id, self.turns.artifacts())
 
     async def _read_reply(self) -> None:
         assert self.proc is not None
@@ -226,13 +246,15 @@ class _Conversation:
         if self.proc is not None:
             await self.proc.finish(EXIT_GRACE_S)
             tail = self.proc.stderr_tail()
-        return self.agent.recorded(self.run_id, self.turns.artifacts(None, tail), done=True)
+        return await self.agent.recorded(self.run_id, self.turns.artifacts(None, tail), done=True)
 
     async def close(self) -> None:
         if self.proc is not None:
             await self.proc.close()
         if self.agent._proxy is not None:
             self.agent._proxy.close_run(self.run_id)
+        if self.agent._tools is not None:
+            await self.agent._tools.close_run(self.run_id)
 
 
 def _with_tail(message: str, tail: str) -> str:
