@@ -76,7 +76,7 @@ def _bridge_subject(args: argparse.Namespace) -> Any:
         if args.agent_cmd:
             from ..agents import CommandAgent
 
-            return agent_subject(CommandAgent(value))
+            return agent_subject(CommandAgent(value, upstream=args.upstream))
         from ..agents import HttpAgent
 
         return agent_subject(HttpAgent(value))
