@@ -23,7 +23,7 @@ case "adds"
   expect final text contains "5"
 
 case "hangs"
-  timeout 1s
+  timeout 4s
   prompt "hang"
   expect final text contains "5"
 '''
