@@ -29,7 +29,8 @@ import pytest
 _SUBJECT = pytest.StashKey[Any]()
 """The agent or harness the command line (or ini file) names, resolved once per session."""
 
-_SPECS = (("evl_agent", "--evl-agent"), ("evl_harness", "--evl-harness"), ("evl_model", "--evl-model"))
+_SPECS = (("evl_agent", "--evl-agent"), ("evl_harness", "--evl-harness"), ("evl_model", "--evl-model"),
+          ("evl_agent_cmd", "--evl-agent-cmd"), ("evl_agent_url", "--evl-agent-url"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,6 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the agent to run .evl cases against (an object with run(), a class or a function)")
     group.addoption("--evl-harness", metavar="MODULE:ATTR",
                     help="a harness (setup + run(instruction, world)) to run .evl cases against")
+    group.addoption("--evl-agent-cmd", metavar="COMMAND",
+                    help='a program as the agent: "cmd {prompt}" one-shot, else JSON Lines (docs/agents.md)')
+    group.addoption("--evl-agent-url", metavar="URL", help="an agent behind an HTTP endpoint (docs/agents.md)")
     group.addoption("--evl-root", metavar="DIR",
                     help="refuse `use` and `examples from` paths outside DIR (for suites you did not write; "
                          "ini: evl_root, relative to the rootdir)")
@@ -48,6 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("evl_root", "as --evl-root, a folder relative to the rootdir", default="")
     parser.addini("evl_agent", help="as --evl-agent, MODULE:ATTR")
     parser.addini("evl_harness", help="as --evl-harness, MODULE:ATTR")
+    parser.addini("evl_agent_cmd", help="as --evl-agent-cmd, COMMAND")
+    parser.addini("evl_agent_url", help="as --evl-agent-url, URL")
     _add_model_options(parser, group)
 
 
@@ -99,10 +105,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     from .run._protocols import agent_subject, harness_subject, import_object
 
+    if option in ("--evl-agent-cmd", "--evl-agent-url"):
+        config.stash[_SUBJECT] = _bridge_subject(option, spec)
+        return
     make = agent_subject if option == "--evl-agent" else harness_subject
     try:
         config.stash[_SUBJECT] = make(import_object(spec))
     except (ImportError, TypeError) as exc:
+        raise pytest.UsageError(f"evaldsl: {option} {spec}: {exc}") from None
+
+
+def _bridge_subject(option: str, spec: str) -> Any:
+    """--evl-agent-cmd / --evl-agent-url: a program or an endpoint as the agent (`evaldsl.agents`)."""
+    from .agents import CommandAgent, HttpAgent
+    from .run._protocols import agent_subject
+
+    try:
+        return agent_subject(CommandAgent(spec) if option == "--evl-agent-cmd" else HttpAgent(spec))
+    except ValueError as exc:
         raise pytest.UsageError(f"evaldsl: {option} {spec}: {exc}") from None
 
 

@@ -99,6 +99,12 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                      help="an agent object, class or function (the current directory is importable)")
     who.add_argument("--harness", metavar="MODULE:ATTR",
                      help="a harness (setup/run over a world, custom predicates) instead of an agent")
+    who.add_argument("--agent-cmd", metavar="COMMAND",
+                     help='a program as the agent: "cmd {prompt}" one-shot, else JSON Lines (docs/agents.md)')
+    who.add_argument("--agent-url", metavar="URL", help="an agent behind an HTTP endpoint (docs/agents.md)")
+    p.add_argument("--upstream", metavar="URL",
+                   help="where --agent-cmd's recording model proxy forwards (default: $OPENAI_BASE_URL / "
+                        "$ANTHROPIC_BASE_URL, else the public API)")
     from ._models import add_model_options
 
     add_model_options(p, who)

@@ -78,15 +78,34 @@ def _subject(args: argparse.Namespace, model: Any = None) -> Any:
 
     if model is not None:
         return agent_subject(model)
+    if getattr(args, "agent_cmd", None) or getattr(args, "agent_url", None):
+        return _bridge_subject(args)
     spec = args.agent or args.harness
     if not spec:
-        raise _Usage("give the agent to run: --agent MODULE:ATTR, --harness MODULE:ATTR or --model PROVIDER:MODEL")
+        raise _Usage("give the agent to run: --agent MODULE:ATTR, --harness MODULE:ATTR, --agent-cmd COMMAND, "
+                     "--agent-url URL or --model PROVIDER:MODEL")
     option = "--agent" if args.agent else "--harness"
     try:
         obj = import_object(spec)
         return agent_subject(obj) if args.agent else harness_subject(obj)
     except (ImportError, TypeError) as exc:
         raise _Usage(f"{option} {spec}: {exc}") from None
+
+def _bridge_subject(args: argparse.Namespace) -> Any:
+    """--agent-cmd / --agent-url: a program or an endpoint as the agent (`evaldsl.agents`)."""
+    from ..run._protocols import agent_subject
+
+    option, value = ("--agent-cmd", args.agent_cmd) if args.agent_cmd else ("--agent-url", args.agent_url)
+    try:
+        if args.agent_cmd:
+            from ..agents import CommandAgent
+
+            return agent_subject(CommandAgent(value, upstream=args.upstream))
+        from ..agents import HttpAgent
+
+        return agent_subject(HttpAgent(value))
+    except ValueError as exc:
+        raise _Usage(f"{option} {value}: {exc}") from None
 
 def _files(paths: list[str]) -> list[Path]:
     """The .evl files the paths name (directories searched recursively, as `check` does);

@@ -134,6 +134,11 @@ def resolve_agent(obj: Any) -> Agent:
     obj = _instantiate(obj, "agent")
     if obj is None or isinstance(obj, (str, bytes, int, float, bool, Mapping, list, tuple)):
         raise TypeError(f"{_describe(obj)} is not an agent: {_AGENT_SHAPE}")
+    if type(obj).__module__.split(".")[0] not in ("builtins", "evaldsl"):
+        from ..agents.adapters import recognise  # a framework's object (docs/agents.md section 2)
+
+        if (framework := recognise(obj)) is not None:
+            return framework  # type: ignore[no-any-return]
     run = getattr(obj, "run", None)
     if callable(run):
         # run(instruction, ctx) is an agent taking the case context, unless it has a setup:

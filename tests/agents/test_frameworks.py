@@ -1,0 +1,84 @@
+"""Framework agents given to `--agent` with no glue: a compiled LangGraph graph whose model node
+asks the scripted OpenAI-compatible server on 127.0.0.1 (marked frameworks: .ci/run's own step)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servers._script import tool_then_text
+
+pytestmark = pytest.mark.frameworks
+
+GRAPH = '''
+import json, os, urllib.request
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+
+@tool
+def calculator(op: str, a: float, b: float) -> str:
+    """Does arithmetic."""
+    return str(int(a + b)) if op == "add" else "?"
+
+
+def model(state):
+    """A chat model on the wire: POST the conversation, read one completion (plain urllib)."""
+    wire = [{"role": {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}[m.type],
+             "content": m.content, **({"tool_call_id": m.tool_call_id} if m.type == "tool" else {})}
+            for m in state["messages"]]
+    request = urllib.request.Request(os.environ["MODEL_URL"] + "/chat/completions",
+                                     json.dumps({"model": "m", "messages": wire}).encode(),
+                                     {"content-type": "application/json"})
+    body = json.load(urllib.request.urlopen(request))
+    msg = body["choices"][0]["message"]
+    calls = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]), "id": c["id"]}
+             for c in msg.get("tool_calls") or []]
+    usage = body["usage"]
+    return {"messages": [AIMessage(msg["content"] or "", tool_calls=calls, usage_metadata={
+        "input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
+        "total_tokens": usage["total_tokens"]})]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("model", model)
+builder.add_node("tools", ToolNode([calculator]))
+builder.add_edge(START, "model")
+builder.add_conditional_edges("model", lambda s: "tools" if s["messages"][-1].tool_calls else END)
+builder.add_edge("tools", "model")
+graph = builder.compile()
+'''
+
+SUITE = '''
+suite "Graph"
+
+case "adds"
+  prompt "what is 2 + 3?"
+  expect called calculator with <op: "add", a: 2, b: 3>
+  expect final text contains "5"
+'''
+
+
+def test_a_compiled_langgraph_graph_is_an_agent_with_no_glue(tmp_path: Path, openai_server: Any) -> None:
+    pytest.importorskip("langgraph")
+    openai_server.reply = tool_then_text("calculator", {"op": "add", "a": 2, "b": 3}, "2 + 3 = 5")
+    (tmp_path / "graph_agent.py").write_text(textwrap.dedent(GRAPH), encoding="utf-8")
+    (tmp_path / "g.evl").write_text(textwrap.dedent(SUITE), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "evaldsl", "run", "g.evl", "--agent", "graph_agent:graph", "--json", "out.json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NO_COLOR": "1", "MODEL_URL": openai_server.base_url},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = json.loads((tmp_path / "out.json").read_text())["cases"][0]["runs"][0]["artifacts"]
+    assert [(c["name"], c["args"], c["result"]) for c in run["tool_calls"]] == [
+        ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]
+    assert run["final_text"] == "2 + 3 = 5" and run["tokens"] == 30

@@ -1,0 +1,140 @@
+"""The recording proxy between a real agent process and a scripted model server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from servers._script import tool_then_text
+
+from evaldsl.agents import CommandAgent
+from evaldsl.agents._proxy import RecordingProxy
+
+NODE_AGENT = Path(__file__).parents[2] / "suites" / "examples" / "node_agent.mjs"
+SECRET = "sk-test-do-not-write-7731"
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+@needs_node
+def test_a_node_agent_reporting_nothing_has_its_calls_taken_from_the_proxy(openai_server: Any,
+                                                                           monkeypatch: Any) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    openai_server.reply = tool_then_text("calculator", {"op": "add", "a": 2, "b": 3}, "2 + 3 = 5")
+    agent = CommandAgent(["node", str(NODE_AGENT)], upstream=openai_server.base_url)
+    out = asyncio.run(agent.run("what is 2 + 3?", None))
+    assert out.error is None, out.error
+    assert out.final_text == "2 + 3 = 5"
+    assert [(c.name, c.args, c.result) for c in out.tool_calls] == [("calculator", {"op": "add", "a": 2, "b": 3}, "5")]
+    assert out.tokens == 30  # two model calls of 10 + 5
+    assert all(r.sent_secret("authorization", f"Bearer {SECRET}") for r in openai_server.requests)
+    assert SECRET not in out.model_dump_json()
+
+
+@needs_node
+def test_a_node_agent_over_two_turns_keeps_one_process_and_its_history(openai_server: Any) -> None:
+    openai_server.reply = tool_then_text("calculator", {"op": "add", "a": 2, "b": 3}, "5")
+    agent = CommandAgent(["node", str(NODE_AGENT)], upstream=openai_server.base_url)
+    out = asyncio.run(agent.converse(["what is 2 + 3?", "and again?"], None))
+    assert out.error is None, out.error
+    assert [c.name for c in out.tool_calls] == ["calculator"]  # the second turn's model answered at once
+    last = openai_server.requests[-1].json["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "tool", "assistant", "user"]
+    assert out.tokens == 45
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
+
+
+STREAM = [
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+        {"index": 0, "id": "call_9", "function": {"name": "search", "arguments": '{"q": '}}]}}]},
+    {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"oslo"}'}}]}}]},
+    {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 4, "total_tokens": 11}},
+]
+
+
+def test_a_streamed_reply_passes_through_whole_and_is_recorded() -> None:
+    async def upstream_handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        for event in STREAM:  # one chunk per event, as a model server sends them
+            await response.write(_sse(event).split(b"data: [DONE]")[0])
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    async def main() -> tuple[bytes, Any, dict[str, str]]:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", upstream_handler)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        proxy = RecordingProxy(f"http://127.0.0.1:{runner.addresses[0][1]}/v1")
+        await proxy.start()
+        try:
+            env = proxy.open_run("r1")
+            async with aiohttp.ClientSession() as session, session.post(
+                env["OPENAI_BASE_URL"] + "/chat/completions", json={"messages": [], "stream": True},
+                headers={"x-api-key": SECRET, "authorization": f"Bearer {SECRET}"},
+            ) as response:
+                body = await response.read()
+            return body, proxy.close_run("r1").artifacts(), env
+        finally:
+            await proxy.aclose()
+            await runner.cleanup()
+
+    body, seen, env = asyncio.run(main())
+    assert body == _sse(*STREAM)
+    assert [(c.name, c.args) for c in seen.tool_calls] == [("search", {"q": "oslo"})]
+    assert seen.tokens == 11
+    assert env["OPENAI_BASE_URL"].startswith("http://127.0.0.1:") and env["OPENAI_BASE_URL"].endswith("/r1/openai/v1")
+    assert SECRET not in seen.model_dump_json()
+
+
+def test_anthropic_calls_and_results_are_matched_by_id(anthropic_server: Any) -> None:
+    anthropic_server.reply = tool_then_text("lookup", {"city": "Oslo"}, "cold")
+
+    async def main() -> Any:
+        proxy = RecordingProxy(anthropic_server.base_url.removesuffix("/v1"))
+        await proxy.start()
+        try:
+            url = proxy.open_run("a")["ANTHROPIC_BASE_URL"] + "/v1/messages"
+            messages: list[dict[str, Any]] = [{"role": "user", "content": "weather?"}]
+            async with aiohttp.ClientSession() as session:
+                for _ in range(2):
+                    async with session.post(url, json={"messages": messages}, headers={"x-api-key": SECRET}) as r:
+                        reply = await r.json()
+                    messages.append({"role": "assistant", "content": reply["content"]})
+                    uses = [b for b in reply["content"] if b["type"] == "tool_use"]
+                    if uses:
+                        messages.append({"role": "user", "content": [
+                            {"type": "tool_result", "tool_use_id": uses[0]["id"], "content": "-3 C"}]})
+            return proxy.close_run("a").artifacts()
+        finally:
+            await proxy.aclose()
+
+    seen = asyncio.run(main())
+    assert [(c.name, c.args, c.result) for c in seen.tool_calls] == [("lookup", {"city": "Oslo"}, "-3 C")]
+    assert seen.tokens == 30
+    assert anthropic_server.requests[0].sent_secret("x-api-key", SECRET)
+
+
+def test_an_unknown_run_prefix_is_refused() -> None:
+    async def main() -> int:
+        proxy = RecordingProxy("http://127.0.0.1:9/v1")
+        await proxy.start()
+        try:
+            async with aiohttp.ClientSession() as session, session.post(
+                f"http://127.0.0.1:{proxy.port}/nope/openai/v1/chat/completions", json={}) as r:
+                return r.status
+        finally:
+            await proxy.aclose()
+
+    assert asyncio.run(main()) == 404
