@@ -169,7 +169,7 @@ class AiohttpClient:
                 if length is not None and length <= MAX_REPLY_BYTES:
                     body = await response.read()
                 else:
-                    body = await _read_bounded(response, length)
+                    body = await _read_bounded(response.content.iter_chunked(1 << 16), length)
                 return HttpReply(response.status, response.headers, body, response.reason or "")
         except asyncio.TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too
             raise TransportFailure(f"no reply within {timeout_s:.3g} s", timeout=True) from exc
@@ -187,17 +187,18 @@ class AiohttpClient:
         return self._closed
 
 
-async def _read_bounded(response: Any, length: int | None) -> bytes:
-    """The body of an aiohttp response of unknown (or too large) length, never more than `MAX_REPLY_BYTES`."""
-    if length is not None:
+async def _read_bounded(chunks: Any, length: int | None) -> bytes:
+    """A body read from its ``chunks`` (an async iterator of bytes), never more than `MAX_REPLY_BYTES`:
+    refused at once when its declared ``length`` is larger, else as soon as what came is."""
+    if length is not None and length > MAX_REPLY_BYTES:
         raise ReplyTooLarge(_too_large(f"{length:,} bytes (its Content-Length)"))
-    chunks, size = [], 0
-    async for chunk in response.content.iter_chunked(1 << 16):
+    parts, size = [], 0
+    async for chunk in chunks:
         size += len(chunk)
         if size > MAX_REPLY_BYTES:
             raise ReplyTooLarge(_too_large(f"over {MAX_REPLY_BYTES:,} bytes"))
-        chunks.append(chunk)
-    return b"".join(chunks)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _too_large(size: str) -> str:
@@ -236,7 +237,8 @@ class HttpxClient:
         try:
             response = await self.client.send(request, stream=True)
             try:
-                body = await _read_httpx_bounded(response)
+                length = response.headers.get("content-length")
+                body = await _read_bounded(response.aiter_bytes(), int(length) if length and length.isdigit() else None)
             finally:
                 await response.aclose()
         except httpx.TimeoutException as exc:
@@ -253,20 +255,6 @@ class HttpxClient:
     @property
     def is_closed(self) -> bool:
         return bool(self.client.is_closed)
-
-
-async def _read_httpx_bounded(response: Any) -> bytes:
-    """An httpx response's body, never more than `MAX_REPLY_BYTES`."""
-    length = response.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_REPLY_BYTES:
-        raise ReplyTooLarge(_too_large(f"{int(length):,} bytes (its Content-Length)"))
-    chunks, size = [], 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise ReplyTooLarge(_too_large(f"over {MAX_REPLY_BYTES:,} bytes"))
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def set_default_transport(name: str) -> str:

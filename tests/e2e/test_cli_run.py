@@ -88,6 +88,16 @@ def evaldsl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subproc
     )
 
 
+def started_blocking(work: Path, *extra: str) -> subprocess.Popen[str]:
+    """`evaldsl run long.evl` with the blocking agent, once its "block" case is in the agent's hands."""
+    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", *extra, env={"E2E_BLOCK": "1"})
+    deadline = time.monotonic() + 60
+    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert (work / "blocking").exists(), proc.communicate()
+    return proc
+
+
 def popen(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "evaldsl", "run", *args], cwd=cwd, stdout=subprocess.PIPE,
@@ -366,11 +376,7 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_record(work: Path) 
           prompt "three"
           expect final text is "three"
         ''')
-    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", "--json", "rec.json", env={"E2E_BLOCK": "1"})
-    deadline = time.monotonic() + 60
-    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    assert (work / "blocking").exists(), proc.communicate()
+    proc = started_blocking(work, "--json", "rec.json")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2, err
@@ -399,11 +405,7 @@ def test_two_ctrl_c_a_few_milliseconds_apart_still_leave_the_record_whole(work: 
           prompt "block"
           expect final text is "block"
         ''')
-    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", "--json", "rec.json", env={"E2E_BLOCK": "1"})
-    deadline = time.monotonic() + 60
-    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    assert (work / "blocking").exists(), proc.communicate()
+    proc = started_blocking(work, "--json", "rec.json")
     proc.send_signal(signal.SIGINT)
     time.sleep(0.005)
     if proc.poll() is None:
@@ -823,10 +825,7 @@ def test_ctrl_c_without_a_record_option_names_the_record_and_the_command_that_fi
           prompt "three"
           expect final text is "three"
         ''')
-    proc = popen(work, "long.evl", *AGENT_SPEC, "-j", "1", env={"E2E_BLOCK": "1"})
-    deadline = time.monotonic() + 60
-    while not (work / "blocking").exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    proc = started_blocking(work)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     hint = "interrupted: 1 of 3 cases finished and kept in .evaldsl/last.json; finish it with: "
