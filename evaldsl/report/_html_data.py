@@ -140,6 +140,7 @@ def _cell(case: CaseResult) -> dict[str, Any]:
         "errors": errors,
         "flaky": 0 < passed < runs,
         "latency_s": case.latency_s,
+        "error_kinds": sorted({r.error.kind or "unknown" for r in case.runs if r.error is not None}),
     }
 
 

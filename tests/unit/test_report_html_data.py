@@ -23,7 +23,7 @@ def _run(index: int, passed: bool, *, error: bool = False, text: str = "ok") -> 
 
     return RunResult(
         index=index, passed=passed and not error, score=1.0 if passed and not error else 0.0, latency_s=0.01,
-        error=ErrorInfo(type="RuntimeError", message="boom") if error else None,
+        error=ErrorInfo(type="RuntimeError", message="boom", kind="agent_raised") if error else None,
         expectations=[] if error else [ExpectationResult(
             label='final text contains "ok"', passed=passed, credit=1.0 if passed else 0.0,
             detail=None if passed else "judge: the answer is off topic", file="s.evl", line=5)],
@@ -107,6 +107,15 @@ def test_cells_mark_flaky_cases_and_errored_runs() -> None:
     assert cells["flaky"]["flaky"] is True and (cells["flaky"]["passed"], cells["flaky"]["runs"]) == (2, 3)
     assert cells["one"]["flaky"] is False
     assert cells["crash"]["errors"] == 1 and cells["crash"]["status"] == "error"
+    assert cells["crash"]["error_kinds"] == ["agent_raised"] and cells["one"]["error_kinds"] == []
+
+
+def test_an_error_without_a_kind_from_a_version_1_record_is_unknown() -> None:
+    from evaldsl.run._record import ErrorInfo
+
+    run_ = _run(0, False, error=True).model_copy(update={"error": ErrorInfo(type="RuntimeError", message="boom")})
+    record = _record("a", [_case("old", "error", [run_])])
+    assert build_page_data([("r.json", record)]).summary["cases"][0]["cells"][0]["error_kinds"] == ["unknown"]
 
 
 def test_details_hold_transcript_tool_calls_expectations_and_source() -> None:

@@ -153,6 +153,7 @@
     if (!cell) return false;
     if (status === "flaky") return cell.flaky;
     if (status === "errors") return cell.errors > 0;
+    if (status.indexOf("kind:") === 0) return (cell.error_kinds || []).indexOf(status.slice(5)) >= 0;
     return cell.status === status;
   }
   function matches(c, f) {
@@ -352,8 +353,14 @@
     drawBoard();
     fillSelect("f-suite", DATA.suites);
     fillSelect("f-tag", DATA.tags);
-    var statuses = STATUSES.concat(["flaky", "errors"]).concat(RUNS.length > 1 ? ["changed"] : []);
+    var kinds = {};  // the error kinds that occur, each a filter of its own (by kind, never by message)
+    CASES.forEach(function (c) { c.cells.forEach(function (cell) {
+      if (cell) (cell.error_kinds || []).forEach(function (k) { kinds[k] = 1; });
+    }); });
+    var statuses = STATUSES.concat(["flaky", "errors"]).concat(RUNS.length > 1 ? ["changed"] : [])
+      .concat(Object.keys(kinds).sort().map(function (k) { return "kind:" + k; }));
     var labels = { flaky: "flaky (some repeats passed)", errors: "any run errored", changed: "differs between records" };
+    Object.keys(kinds).forEach(function (k) { labels["kind:" + k] = "error: " + k; });
     fillSelect("f-status", statuses, function (s) { return labels[s] || s; });
     var legend = byId("legend");
     [["\u2713", "passed"], ["\u2717", "failed"], ["~ k/n", "flaky: k of n repeats passed"], ["!", "error"],
