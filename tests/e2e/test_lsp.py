@@ -41,7 +41,7 @@ tool send_email "Send an email"
   param body: string
 
 case "asks the weather"
-  prompt "weather in {{city}}?"
+  prompt "weather in {{city}}, {{temp}} degrees?"
   expect called get_weather with <city: $city>
   expect caled send_email
   examples

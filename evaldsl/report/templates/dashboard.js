@@ -286,7 +286,7 @@
     box.appendChild(el("h4", null, name + " ", badge(run.error ? "error" : run.passed ? "passed" : "failed"),
       " score " + num2(run.score) + ", " + secs(run.latency_s)));
     if (run.error) {
-      box.appendChild(el("pre", { "class": "error", text: run.error.type + (run.error.kind ? " [" + run.error.kind + "]" : "") + ": " + run.error.message }));
+      box.appendChild(el("pre", { "class": "error", text: run.error.type + ": " + run.error.message + (run.error.kind ? "\n(kind: " + run.error.kind + ")" : "") }));
       if (run.error.traceback) box.appendChild(el("details", null, el("summary", { text: "traceback" }), el("pre", { text: run.error.traceback })));
     }
     var a = run.artifacts;
