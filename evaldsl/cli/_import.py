@@ -5,7 +5,8 @@ Without ``-o``, one file's suite goes to standard output; with ``-o DIR``,
 each FILE becomes ``DIR/<stem>.evl`` (an existing file is kept unless
 ``--force``); one FILE with ``-o NAME.evl`` is written to that file.
 ``--use LIB`` adds ``use "LIB"`` to each suite (the tools a `--model` run
-offers); the cases naming tools that nothing declares are warned about. Warnings (forms kept as comments) go to stderr, framed like
+offers); the cases naming tools that nothing declares are warned about.
+Warnings (forms kept as comments) go to stderr, framed like
 `check`'s. A file that cannot be imported is an error naming the file and
 position; the other files are still converted, and the exit code is 4.
 """

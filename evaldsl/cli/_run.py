@@ -37,16 +37,16 @@ cases is 0: a CI matrix wider than the suite must not fail for it).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._resume import EndpointDown, keeping_the_record, resume_command, resume_in_folder, resume_target
 from ._run_end import (
     LAST_FAILED,
     LAST_RECORD,
@@ -232,7 +232,7 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
         if not args.quiet:
             progress.update(result)
         if plan.models.backends and (why := plan.models.down()) is not None:
-            raise _EndpointDown(why)  # no new case starts; those in flight are cancelled
+            raise EndpointDown(why)  # no new case starts; those in flight are cancelled
 
     started = time.monotonic()
     try:
@@ -243,12 +243,12 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     keeper.on_error = _warn_unwritten
     try:
         stopped = run_async(_drive(plan, args, on_result, progress))
-    except _EndpointDown as exc:
+    except EndpointDown as exc:
         progress.close()
         _note_cache(plan)
         return _interrupted(plan, started, args, down=str(exc)), None, plan.models
     except KeyboardInterrupt:
-        with _keeping_the_record():  # a second Ctrl-C must not leave the record half written
+        with keeping_the_record():  # a second Ctrl-C must not leave the record half written
             progress.close()
             _note_cache(plan)
             return _interrupted(plan, started, args), None, plan.models
@@ -269,86 +269,10 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     return (EXIT_OK if final.ok else EXIT_FAILED), final, plan.models
 
 
-@contextlib.contextmanager
-def _keeping_the_record() -> Iterator[None]:
-    """From an interrupt on, a further Ctrl-C is noted, not obeyed: it would stop the record's write
-    half way (the journal would still hold the cases, but the record would not say so). Once the
-    record is kept, Ctrl-C is ignored until the process ends: a handler restored then would still be
-    handed a Ctrl-C that arrived during the write (Python runs a handler later than its signal
-    arrives), and one that comes while the interpreter shuts down would kill it by the signal,
-    exit status and all. Off the main thread (no signals there) nothing changes."""
-    import signal
-
-    def note(signum: int, frame: Any) -> None:
-        print("evaldsl: interrupted again; the record is being kept (a moment)", file=sys.stderr)
-
-    try:
-        signal.signal(signal.SIGINT, note)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _resume_in_folder(args: argparse.Namespace, subject: Any) -> None:
-    """`--resume DIR` (the --out folder of an earlier run): this agent's latest unfinished record there
-    is finished; with none, a new record is kept there, as with --out DIR. So one command finishes a
-    run of several --model values, each model's record once."""
-    from ..report._journal import read_unfinished
-    from ..report._json import RecordError
-
-    folder, name = Path(args.resume), args.model_name or subject.name
-    found: list[tuple[str, Path]] = []
-    for path in folder.glob("*.json"):
-        try:
-            meta = read_unfinished(path).meta
-        except (RecordError, OSError):
-            continue  # not a record (a dashboard's data, say): not ours to finish
-        if meta.agent == name and not meta.complete:
-            found.append((meta.started_at.isoformat() if meta.started_at else "", path))
-    args.out, args.resume = (None, str(max(found)[1])) if found else (str(folder), None)
-
-
-def _resume_target(plan: _Plan, args: argparse.Namespace) -> str | None:
-    """What `--resume` takes to finish this run: the --out folder when several models run (each
-    model's record is found there), else the record file (``.evaldsl/last.json`` when none was named)."""
-    if len(args.model or []) > 1 and args.out:  # (a --resume DIR run has its folder as --out here)
-        return str(args.out)
-    written = plan.keeper.written
-    if written:
-        return str(written[0])
-    return str(LAST_RECORD) if plan.keeper.optional_kept else None
-
-
-def resume_command(args: argparse.Namespace, target: str) -> str:
-    """The command that finishes an interrupted run: the one given, its record options replaced by
-    ``--resume TARGET`` (printed to be copied as it is)."""
-    import shlex
-
-    kept, skip = [], False
-    for arg in getattr(args, "argv", None) or []:
-        if skip:
-            skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in ("--json", "--out", "--resume"):
-            skip = "=" not in arg
-            continue
-        kept.append(arg)
-    return shlex.join(["evaldsl", *kept, "--resume", target])
-
-
-class _EndpointDown(Exception):
-    """The model (or judge) endpoint refused every connection before it ever answered."""
-
-
 def _interrupted(plan: _Plan, started: float, args: argparse.Namespace, *, down: str | None = None) -> int:
     """Ctrl-C, or an endpoint found down (``down`` says why): keep and report the finished cases."""
     summary = _finish(plan, complete=False)
-    target = _resume_target(plan, args)
+    target = resume_target(plan.keeper, args, LAST_RECORD)
     kept = f" in {target}; finish it with: {resume_command(args, target)}" if target else ""
     done = f"{summary.total} of {plan.selected} cases finished and kept{kept}"
     if down is not None:
@@ -391,7 +315,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         raise _Usage(str(exc)) from None
     subject = _subject(args, models.agent)
     if args.resume and Path(args.resume).is_dir():
-        _resume_in_folder(args, subject)
+        resume_in_folder(args, subject)
     suites = _load(files, subject, args.root)
     _warn_unseen(suites, subject)
     if spec is not None:

@@ -16,8 +16,8 @@ backend against a real server on loopback, independently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..artifacts import ToolCall

@@ -128,7 +128,8 @@ class _Run:
         return RunArtifacts(
             tool_calls=self.calls, final_text=self.final_text, tokens=self.tokens,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,
-            error=self.error, error_kind=self.error_kind, transcript=self.messages, duration_s=time.perf_counter() - start,
+            error=self.error, error_kind=self.error_kind, transcript=self.messages,
+            duration_s=time.perf_counter() - start,
         )
 
 

@@ -109,7 +109,6 @@ def upload_record(
     where = shown_url(url)
     if _scheme(url) not in ("http", "https"):
         return UploadResult(False, 0, None, f"not uploaded: {where or url!r} is not an http(s) URL with a host")
-    import httpx  # here: only uploads pay for it
 
     headers = {"Content-Type": "application/json", "Idempotency-Key": idempotency_key(report),
                "User-Agent": f"evaldsl/{report.meta.evaldsl_version or 'unknown'}"}

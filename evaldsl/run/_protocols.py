@@ -240,8 +240,9 @@ def import_object(spec: str) -> Any:
         if os.path.isfile(as_file):
             module_name = as_file  # `./my_agent` names the file my_agent.py, not a relative import
         elif "/" in module_name or os.sep in module_name:
+            dotted = module_name.strip("./").replace("/", ".")
             raise ImportError(f"no such file: {as_file} (a path before the colon names a .py file; "
-                              f"a module is written with dots, e.g. {module_name.strip('./').replace('/', '.')}:{attr})")
+                              f"a module is written with dots, e.g. {dotted}:{attr})")
     try:
         if module_name.endswith(".py"):
             module = _import_file(module_name)

@@ -54,7 +54,8 @@ ErrorKind = Literal[
 - ``backend_http``: the model endpoint answered with an HTTP error status that asking again cannot
   fix (a 4xx); ``backend_overloaded``: it kept answering 429 or 5xx through every retry;
   ``backend_connection``: it could not be reached, or did not answer in time, through every retry;
-  ``backend_protocol``: its reply could not be read; ``max_turns``: the model made ``max turns`` calls without a final answer;
+  ``backend_protocol``: its reply could not be read; ``max_turns``: the model made ``max turns`` calls
+  without a final answer;
 - ``regex_timeout``: a regex (an expectation's or a mock tool's) ran past its time limit;
   ``predicate_timeout``: user code called while scoring (a custom predicate) did not return within
   the case's timeout; ``judge_unreadable``: the judge's reply could not be read after a retry;

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
 import time
 from pathlib import Path
@@ -15,8 +14,7 @@ import pytest
 
 from evaldsl.agents import CommandAgent
 
-from ._scripts import (CRASH, ECHO_ARGS, ERROR_LINE, GARBAGE, HANG_WITH_CHILD, LINES, ONE_REPLY_THEN_EXIT,
-                       script)
+from ._scripts import CRASH, ECHO_ARGS, ERROR_LINE, GARBAGE, HANG_WITH_CHILD, LINES, ONE_REPLY_THEN_EXIT, script
 
 TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "", "parameters": {}}}]
 

@@ -77,7 +77,8 @@ def test_hostile_answers_under_the_plugin_are_items_with_repeats(pytester: pytes
     suite += 'case "backtrack"\n  prompt "backtrack"\n  timeout 1s\n  expect final text matches /^(a+)+$/\n'
     pytester.makefile(".evl", hostile=suite)
     result = pytester.runpytest("--evl-agent", "hostile_agent:agent", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, errors=4)  # test_plain and the four whose values were made safe; errors, as the CLI says
+    # test_plain and the four whose values were made safe; the other four are errors, as the CLI says
+    result.assert_outcomes(passed=5, errors=4)
     out = result.stdout.str()
     for line in ("*hostile.evl::bad str - error: BadStr*", "*hostile.evl::own base - error: Own: mine*",
                  "*hostile.evl::self cancel - error: CancelledError*", "*hostile.evl::backtrack - error: RegexTimeout*"):

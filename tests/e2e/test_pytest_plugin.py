@@ -259,6 +259,7 @@ CLIENT = Client()
 async def agent(prompt):
     return RunArtifacts(final_text=await CLIENT.ask(prompt))
 ''')
-    pytester.makefile(".evl", s="".join(f'case "c{i}"\n  prompt "p{i}"\n  expect final number is 4\n' for i in range(4)))
+    cases = "".join(f'case "c{i}"\n  prompt "p{i}"\n  expect final number is 4\n' for i in range(4))
+    pytester.makefile(".evl", s=cases)
     result = pytester.runpytest("--evl-agent", "loop_agent:agent", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4)
