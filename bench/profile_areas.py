@@ -55,7 +55,7 @@ def area(frame) -> str:  # type: ignore[no-untyped-def]
                 return "runner (scheduling, execution, scoring)"
             if "report/_json" in f or "report/_writer" in f or "report/_record" in f:
                 return "record writing"
-            if "report/_terminal" in f or "report/_live" in f:
+            if "report/_terminal" in f or "report/_progress" in f or "report/_live" in f:
                 return "terminal"
             if "evaldsl/report/" in f:
                 return "report (other)"

@@ -58,6 +58,7 @@ def _warn(message: str) -> None:
 
 
 def _print(report: Any) -> None:
-    from ..report._terminal import format_report, use_colour
+    from ..report._progress import use_colour
+    from ..report._terminal import format_report
 
     print(format_report(report, colour=use_colour(sys.stdout)), end="", flush=True)

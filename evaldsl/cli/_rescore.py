@@ -54,7 +54,8 @@ def add_rescore_command(sub: Any) -> None:
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from ..report._json import RecordWriteError, record_json, write_atomic
-    from ..report._terminal import format_report, use_colour
+    from ..report._progress import use_colour
+    from ..report._terminal import format_report
     from ._models import ModelUsage, model_setup
     from ._types import recorded_command
 

@@ -197,7 +197,8 @@ def _run(args: argparse.Namespace) -> int:
     codes, done = [], []
     for n, spec in enumerate(specs, 1):
         if len(specs) > 1:  # one block a model: each says whose it is
-            from ..report._terminal import heading, use_colour
+            from ..report._progress import use_colour
+            from ..report._terminal import heading
 
             print(heading(f"model {spec} ({n} of {len(specs)})", use_colour(sys.stdout)), flush=True)
         code, report, models = _run_one(copy.copy(args), spec)  # a copy: `--resume DIR` picks a record a model
@@ -218,7 +219,7 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
     if isinstance(plan, int):
         return plan, None, None
     from ..report._json import RecordWriteError
-    from ..report._terminal import Progress
+    from ..report._progress import Progress
     from ..run._api import run_async
 
     progress = Progress(len(plan.todo), stream=_Null() if args.quiet else sys.stderr,  # type: ignore[arg-type]

@@ -61,7 +61,7 @@ def _write_dashboard(path: str | None, full: Any, keeper: Any) -> bool:
 
 
 def _print_report(digest: Any, summary: Any, started: float, note: str | None) -> None:
-    from ..report._terminal import use_colour
+    from ..report._progress import use_colour
 
     digest.write(sys.stdout, summary, colour=use_colour(sys.stdout), elapsed_s=time.monotonic() - started,
                  note=note)  # a listing at a time: the text of 100,000 failures is never held whole

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from evaldsl.artifacts import RunArtifacts
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
-from evaldsl.report._terminal import Progress, format_report, use_colour
+from evaldsl.report._progress import Progress, use_colour
+from evaldsl.report._terminal import format_report
 from evaldsl.run._api import run_suite
 from evaldsl.run._record import CaseResult, ErrorInfo, EvalReport, ExpectationResult, RunResult
 from evaldsl.run._scripted import ScriptedAgent
