@@ -301,7 +301,7 @@ def test_the_keepers_key_index_is_a_dict_of_positions(keys: list[tuple[str, str]
     """The keeper's compact index of case keys (a buffer of names, an open-addressing table) places,
     finds and gives back every key as a dict and a list would, past its table's growth, lone
     surrogates and empty names included."""
-    from evaldsl.report._keeper import _Keys
+    from evaldsl.report._case_keys import CaseKeys as _Keys
 
     index, model = _Keys(), {}  # type: ignore[var-annotated]
     for key in keys:
