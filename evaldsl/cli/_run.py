@@ -183,6 +183,8 @@ class _Plan:
     """The cases that ran this time, for the --lf cache."""
     selected: int = 0
     """How many cases were selected (those a resumed record had done included)."""
+    stop: Any = None
+    """Set (an `asyncio.Event`, made by `_drive`) when an endpoint is found down: the run is stopped."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -232,8 +234,8 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
         ran.add(position, result.status)
         if not args.quiet:
             progress.update(result)
-        if plan.models.backends and (why := plan.models.down()) is not None:
-            raise EndpointDown(why)  # no new case starts; those in flight are cancelled
+        if plan.models.backends and plan.models.down() is not None and plan.stop is not None:
+            plan.stop.set()  # `_drive` cancels the run: no new case starts, those in flight are cancelled
 
     started = time.monotonic()
     try:
@@ -272,7 +274,7 @@ def _run_one(args: argparse.Namespace, spec: str | None) -> tuple[int, Any, Any]
 
 def _interrupted(plan: _Plan, started: float, args: argparse.Namespace, *, down: str | None = None) -> int:
     """Ctrl-C, or an endpoint found down (``down`` says why): keep and report the finished cases."""
-    summary = _finish(plan, complete=False)
+    summary = _finish(plan, complete=down is not None and plan.digest.summary().total >= plan.selected)
     target = resume_target(plan.keeper, args, LAST_RECORD)
     kept = f" in {target}; finish it with: {resume_command(args, target)}" if target else ""
     done = f"{summary.total} of {plan.selected} cases finished and kept{kept}"
@@ -381,20 +383,29 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
 
     from ..run._api import run_cases
 
+    plan.stop = asyncio.Event()
+    stopping = asyncio.ensure_future(plan.stop.wait())
     task = asyncio.ensure_future(run_cases(
         plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
-        on_result=on_result, judge=plan.models.judge, executor=plan.executor,
+        on_result=on_result, judge=plan.models.judge, executor=plan.executor, halted=plan.stop.is_set,
     ))
     try:
         while not task.done():
-            await asyncio.wait({task}, timeout=0.2)
+            await asyncio.wait({task, stopping}, timeout=0.2, return_when=asyncio.FIRST_COMPLETED)
             progress.tick()
+            if plan.stop.is_set() and not task.done():  # an endpoint is down: stop as Ctrl-C stops
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise EndpointDown(plan.models.down())
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run turns it into KeyboardInterrupt
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         raise
     finally:
+        stopping.cancel()
         await plan.models.aclose()
+    if plan.stop.is_set():  # no case started after the endpoint was found down: say so, once
+        raise EndpointDown(plan.models.down())
     return task.result()
 
 

@@ -94,13 +94,15 @@ def format_traceback(text: str, style: TracebackStyle) -> list[str]:
         else:
             rest.append(lines[i])
             i += 1
-    own = [(m, s) for m, s in frames if _users(m["file"])] or frames[-1:]
+    own = [(m, s) for m, s in frames if _users(m["file"])]  # none: evaldsl's own error, its line says it all
     last = rest[-1] if rest else ""
     if style == "line":
         if not own:
             return [last]
         m = own[-1][0]
         return [f"{_relative(m['file'])}:{m['line']}: {_cut(last, MESSAGE_SHOWN)}"]
+    if not own:
+        return []
     out = ["traceback (the agent's frames):"]
     for m, source in own:
         out.append(f"  {_relative(m['file'])}:{m['line']} in {m['func']}")

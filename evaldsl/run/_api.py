@@ -31,7 +31,7 @@ import asyncio
 import gc
 import os
 import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
@@ -229,12 +229,14 @@ async def run_cases(
     exitfirst: bool = False,
     judge: JudgeFn | None = None,
     executor: Any = None,
+    halted: Callable[[], bool] | None = None,
 ) -> bool:
     """Run ``cases`` (already selected) and hand each result to ``on_result``, keeping none;
-    True when ``-x`` stopped the run. What `evaldsl run` calls, which keeps its results on disk."""
+    True when ``-x`` stopped the run. What `evaldsl run` calls, which keeps its results on disk.
+    ``halted``: asked before each case starts; once it says so, no more case starts."""
     extra = {} if executor is None else {"execute": executor.execute}
     _, stopped = await schedule(subject, cases, concurrency=concurrency, exitfirst=exitfirst, judge=judge,
-                                on_result=on_result, keep=False, **extra)
+                                on_result=on_result, keep=False, halted=halted, **extra)
     return stopped
 
 

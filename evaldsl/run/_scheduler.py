@@ -82,10 +82,13 @@ async def schedule(
     pool: DaemonPool | None = None,
     execute: RunUnit = execute_run,
     keep: bool = True,
+    halted: Callable[[], bool] | None = None,
 ) -> tuple[list[CaseResult | None], bool]:
     """Run every case; returns (results aligned with ``cases``, stopped early by -x).
 
-    A result is None for a case that `-x` kept from finishing; with ``keep``
+    ``halted``, asked before each case starts, says that no more case may start (the caller then ends
+    the run, as `evaldsl run` does when an endpoint is found down). A result is None for a case that
+    `-x` kept from finishing; with ``keep``
     false no result is kept (the list is empty): ``on_result`` has each, and
     a run's results are released as its case ends. Cancelling
     the calling task (Ctrl-C) cancels every run in flight and propagates.
@@ -122,6 +125,8 @@ async def schedule(
 
     def units() -> Iterator[tuple[_Slot, int, int]]:
         for i, case in pending() if ran is None else ran:
+            if halted is not None and halted():
+                return
             slot = slots[i] = _Slot(case)
             for r in range(len(slot.runs)):
                 fed[1] += 1

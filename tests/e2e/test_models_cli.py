@@ -516,3 +516,29 @@ def test_an_interrupted_run_of_several_models_resumes_from_the_printed_command(
         assert record["meta"]["complete"] is True and [c["name"] for c in record["cases"]] == ["c0", "c1", "c2"]
     asked = [(r.json["model"], r.json["messages"][-1]["content"]) for r in openai_server.requests]
     assert asked.count(("a", "say ok 0")) == 1  # each case once: c0 of model a was kept, not asked again
+
+
+def test_a_dead_judge_endpoint_under_a_sync_agent_stops_the_run_cleanly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+    import sys
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    (tmp_path / "sync_agent_mod.py").write_text("def agent(prompt):\n    return {'final_text': prompt}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "j.evl").write_text('suite "J"\n' + "".join(
+        f'case "c{i}"\n  prompt "x{i}"\n  expect final text contains "x"\n'
+        + ('  expect judge "fine"\n' if i % 3 == 0 else "") for i in range(60)))
+    code, out, err = run(capsys, "j.evl", "--agent", "sync_agent_mod:agent", "--judge", "openai:j",
+                         "--base-url", dead, "--json", "r.json", "--no-cache")
+    sys.modules.pop("sync_agent_mod", None)
+    assert code in (1, 2)  # 2 when the stop came before the last case, 1 when every case had finished
+    assert "Traceback" not in out + err and "never retrieved" not in out + err
+    record = json.loads((tmp_path / "r.json").read_text())
+    kinds = {r["error"]["kind"] for c in record["cases"] for r in c["runs"] if r["error"]}
+    assert kinds <= {"backend_connection", "cancelled"} and "backend_connection" in kinds
+    if code == 2:
+        assert err.count("the endpoint is down") == 1 and record["meta"]["complete"] is False

@@ -59,5 +59,5 @@ def test_long_is_the_whole_traceback_and_a_traceback_of_no_user_frame_keeps_its_
     tb = ('Traceback (most recent call last):\n  File "/usr/lib/python3.11/asyncio/x.py", line 3, in run\n'
           '    go()\nValueError: bad\n')
     assert format_traceback(tb, "long") == tb.rstrip("\n").split("\n")
-    assert format_traceback(tb, "short") == ["traceback (the agent's frames):",
-                                             "  /usr/lib/python3.11/asyncio/x.py:3 in run", "    go()"]
+    assert format_traceback(tb, "short") == []  # no frame of the agent's own: its `error:` line says it all
+    assert format_traceback(tb, "line") == ["ValueError: bad"]
