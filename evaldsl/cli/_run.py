@@ -404,9 +404,18 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     finally:
         stopping.cancel()
         await plan.models.aclose()
+        await _close_bridge(plan.subject)
     if plan.stop.is_set():  # no case started after the endpoint was found down: say so, once
         raise EndpointDown(plan.models.down())
     return task.result()
+
+
+async def _close_bridge(subject: Any) -> None:
+    """A command or HTTP agent's servers (the recording proxy, the tool server) and processes stop with
+    the run (AGENTS.md), on this loop: a user's own agent is left as it is."""
+    bridge = getattr(subject.run, "__self__", None)
+    if bridge is not None and type(bridge).__module__.startswith("evaldsl.agents."):
+        await bridge.aclose()
 
 
 def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]:

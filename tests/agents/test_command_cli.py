@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 SUITE = '''
 suite "Arithmetic"
 
@@ -71,3 +73,25 @@ def test_run_with_a_line_form_command_agent(tmp_path: Path) -> None:
     assert adds["artifacts"]["tokens"] == 42
     assert by_name["hangs"]["status"] == "error"
     assert not any(_alive(int(pid)) for pid in pids.read_text().split())
+
+
+def test_the_proxy_and_the_tool_server_stop_with_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    from evaldsl.cli import main
+
+    (tmp_path / "s.evl").write_text('case "one"\n  prompt "hi"\n  expect final text contains "ok"\n')
+    (tmp_path / "agent.py").write_text(textwrap.dedent('''
+        import json, os, sys
+        with open("urls.json", "w") as fh:
+            json.dump([os.environ["OPENAI_BASE_URL"], os.environ["EVALDSL_TOOLS_URL"]], fh)
+        for raw in sys.stdin:
+            print(json.dumps({"type": "reply", "content": "ok"}), flush=True)
+    '''))
+    monkeypatch.chdir(tmp_path)  # the agent writes urls.json where evaldsl was started
+    assert main(["run", "s.evl", "--agent-cmd", f"{shlex.quote(sys.executable)} agent.py", "-q"]) == 0
+    for url in json.loads((tmp_path / "urls.json").read_text()):
+        parts = urlsplit(url)
+        with socket.socket() as sock:  # nothing listens there any more: the run closed it
+            assert sock.connect_ex((parts.hostname, parts.port)) != 0, url
