@@ -42,7 +42,6 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +52,8 @@ from ._run_end import (
     _finish,
     _Full,
     _note_cache,
+    _Plan,
     _print_report,
-    _RanCases,
     _report_writes,
     _warn_unwritten,
     _write_dashboard,
@@ -162,29 +161,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("evaldsl: internal error (please report it):", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
         return EXIT_INTERNAL
-
-
-@dataclass
-
-
-class _Plan:
-    """What a run will do, decided before anything runs."""
-
-    subject: Any
-    todo: Sequence[Any]
-    keeper: Any
-    """The `RecordKeeper`: the record files and where each finished case is in them."""
-    digest: Any
-    """The terminal summary's `Digest`, kept as cases finish."""
-    models: Any = None
-    """The run's `ModelSetup` (model, judge, cache), from `_models`."""
-    executor: Any = None
-    ran: _RanCases = field(default_factory=lambda: _RanCases())
-    """The cases that ran this time, for the --lf cache."""
-    selected: int = 0
-    """How many cases were selected (those a resumed record had done included)."""
-    stop: Any = None
-    """Set (an `asyncio.Event`, made by `_drive`) when an endpoint is found down: the run is stopped."""
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 ``lastfailed.json`` written, the summary printed, the dashboard and where the record went told.
 
 `_run` decides and drives the run; this module finishes it, after every
-case or at Ctrl-C (`_run._interrupted`).
+case or at Ctrl-C (`_run._interrupted`). It also holds `_Plan`, what a run will do, so that it
+imports no sibling (`_run` imports it).
 """
 
 from __future__ import annotations
@@ -12,12 +13,10 @@ import sys
 import time
 from array import array
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ._run import _Plan
+from typing import Any
 
 LAST_RECORD = Path(".evaldsl") / "last.json"
 """Where every run leaves its record, relative to the current directory."""
@@ -144,3 +143,24 @@ def _report_writes(keeper: Any) -> bool:
     for error in keeper.failed.values():
         print(f"evaldsl: {error}; the report above is the only complete copy", file=sys.stderr)
     return not keeper.failed
+
+
+@dataclass
+class _Plan:
+    """What a run will do, decided before anything runs."""
+
+    subject: Any
+    todo: Sequence[Any]
+    keeper: Any
+    """The `RecordKeeper`: the record files and where each finished case is in them."""
+    digest: Any
+    """The terminal summary's `Digest`, kept as cases finish."""
+    models: Any = None
+    """The run's `ModelSetup` (model, judge, cache), from `_models`."""
+    executor: Any = None
+    ran: _RanCases = field(default_factory=lambda: _RanCases())
+    """The cases that ran this time, for the --lf cache."""
+    selected: int = 0
+    """How many cases were selected (those a resumed record had done included)."""
+    stop: Any = None
+    """Set (an `asyncio.Event`, made by `_drive`) when an endpoint is found down: the run is stopped."""

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._run import _Usage
+from ._run_inputs import _Usage
 
 
 def shard_type(text: str) -> Any:
