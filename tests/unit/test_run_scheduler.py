@@ -711,3 +711,27 @@ def test_an_async_agent_that_blocks_the_loop_past_its_timeout_is_a_timeout() -> 
     assert "blocked the event loop past the timeout" in run.error.message
     assert run.artifacts is None
     assert report.cases[1].status == "passed"
+
+
+def test_no_case_starts_once_halted_says_so() -> None:
+    from evaldsl.run._protocols import agent_subject
+    from evaldsl.run._scheduler import schedule
+
+    asked: list[str] = []
+
+    class Async:
+        name = "async"
+
+        async def run(self, prompt: str) -> RunArtifacts:
+            asked.append(prompt)
+            return RunArtifacts(final_text="ok")
+
+    seen: list[str] = []
+
+    def on_result(result: Any) -> None:
+        seen.append(result.name)
+
+    cases = [case("a"), case("b"), case("c"), case("d")]
+    asyncio.run(schedule(agent_subject(Async()), cases, concurrency=1, on_result=on_result, keep=False,
+                         halted=lambda: len(seen) >= 2))
+    assert seen == ["a", "b"] and asked == ["a", "b"]
