@@ -39,8 +39,8 @@ def resume_in_folder(args: argparse.Namespace, subject: Any) -> None:
     """`--resume DIR` (the --out folder of an earlier run): this agent's latest unfinished record there
     is finished; with none, a new record is kept there, as with --out DIR. So one command finishes a
     run of several --model values, each model's record once."""
-    from ..report._journal import read_unfinished
     from ..report._json import RecordError
+    from ..report._unfinished import read_unfinished
 
     folder, name = Path(args.resume), args.model_name or subject.name
     found: list[tuple[str, Path]] = []

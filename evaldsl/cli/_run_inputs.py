@@ -133,8 +133,8 @@ def _previous(args: argparse.Namespace, subject: Any) -> Any:
     refused when another agent made it."""
     if not args.resume:
         return None
-    from ..report._journal import read_unfinished
     from ..report._json import RecordError
+    from ..report._unfinished import read_unfinished
 
     try:
         previous = read_unfinished(args.resume)

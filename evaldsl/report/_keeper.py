@@ -30,9 +30,10 @@ from typing import Any
 from ..run._record import CaseResult, EvalReport, RunMeta, Summary
 from ..run._select import case_key
 from ._case_keys import CaseKeys, Key
-from ._journal import Journal, Unfinished, journal_line, journal_path, read_span, record_text, remove, write_streamed
+from ._journal import Journal, journal_line, journal_path, read_span, record_text, remove, write_streamed
 from ._json import CASE_INDENT, RecordWriteError, case_json, claim_from
 from ._lock import RecordLock, record_target
+from ._unfinished import Unfinished
 
 _UNDONE, _HELD = -1, -2  # a case's source when it has no result yet, and when its result is held in memory
 

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from evaldsl.artifacts import RunArtifacts, ToolCall
 from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledExpectation, Outcome
-from evaldsl.report._journal import journal_line, journal_path, read_unfinished
+from evaldsl.report._journal import journal_line, journal_path
 from evaldsl.report._json import RecordError, RecordWriteError, read_record, record_json
 from evaldsl.report._keeper import RecordKeeper
+from evaldsl.report._unfinished import read_unfinished
 from evaldsl.run._api import run_suite
 from evaldsl.run._record import CaseResult, EvalReport, RunMeta
 from evaldsl.run._scripted import ScriptedAgent
@@ -104,7 +105,7 @@ def test_whatever_a_kill_leaves_reads_back_with_every_finished_case_once(tmp_pat
 
 
 def _found(cases: list[CaseResult]):  # type: ignore[no-untyped-def]
-    from evaldsl.report._journal import Unfinished
+    from evaldsl.report._unfinished import Unfinished
 
     found = Unfinished(RunMeta(), [])
     found.cases = [(case_key(c.file, c.name), c) for c in cases]
