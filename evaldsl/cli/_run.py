@@ -390,8 +390,9 @@ async def _close_bridge(subject: Any) -> None:
     """A command or HTTP agent's servers (the recording proxy, the tool server) and processes stop with
     the run (AGENTS.md), on this loop: a user's own agent is left as it is."""
     bridge = getattr(subject.run, "__self__", None)
-    if bridge is not None and type(bridge).__module__.startswith("evaldsl.agents."):
-        await bridge.aclose()
+    close = getattr(bridge, "aclose", None)  # a framework adapter holds nothing to close
+    if close is not None and type(bridge).__module__.startswith("evaldsl.agents."):
+        await close()
 
 
 def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]:
