@@ -82,3 +82,79 @@ def test_a_compiled_langgraph_graph_is_an_agent_with_no_glue(tmp_path: Path, ope
     assert [(c["name"], c["args"], c["result"]) for c in run["tool_calls"]] == [
         ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]
     assert run["final_text"] == "2 + 3 = 5" and run["tokens"] == 30
+
+
+OPENAI_AGENT = '''
+import os
+from openai import AsyncOpenAI
+from agents import Agent, OpenAIChatCompletionsModel, function_tool
+
+
+@function_tool
+def calculator(op: str, a: float, b: float) -> str:
+    """Does arithmetic."""
+    return "the agent's own tool (the case's should answer)"
+
+
+client = AsyncOpenAI(base_url=os.environ["MODEL_URL"], api_key="dummy-key-for-a-local-server")
+agent = Agent(name="calc", instructions="Use the calculator.", tools=[calculator],
+              model=OpenAIChatCompletionsModel(model="m", openai_client=client))
+'''
+
+PYDANTIC_AI_AGENT = '''
+import os
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+model = OpenAIChatModel("m", provider=OpenAIProvider(base_url=os.environ["MODEL_URL"], api_key="dummy-key"))
+agent = Agent(model, instructions="Use the calculator.")
+
+
+@agent.tool_plain
+def calculator(op: str, a: float, b: float) -> str:
+    """Does arithmetic."""
+    return str(int(a + b)) if op == "add" else "?"
+'''
+
+DECLARED = SUITE.replace('suite "Graph"\n', '''suite "Graph"
+
+tool calculator "Does arithmetic"
+  param op: string
+  param a: number
+  param b: number
+  otherwise returns "5"
+''')
+
+
+def _run_framework(tmp_path: Path, openai_server: Any, source: str, spec: str, suite: str) -> dict[str, Any]:
+    openai_server.reply = tool_then_text("calculator", {"op": "add", "a": 2, "b": 3}, "2 + 3 = 5")
+    (tmp_path / "framework_agent.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    (tmp_path / "g.evl").write_text(textwrap.dedent(suite), encoding="utf-8")
+    env = {**os.environ, "NO_COLOR": "1", "MODEL_URL": openai_server.base_url, "OPENAI_AGENTS_DISABLE_TRACING": "1",
+           "OPENAI_API_KEY": "dummy-key"}
+    proc = subprocess.run([sys.executable, "-m", "evaldsl", "run", "g.evl", "--agent", spec, "--json", "out.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert all(r.path.startswith("/v1/chat/completions") or r.path.endswith("/chat/completions")
+               for r in openai_server.requests)  # every model call went to the local server
+    return json.loads((tmp_path / "out.json").read_text())["cases"][0]["runs"][0]["artifacts"]
+
+
+def test_an_openai_agents_sdk_agent_is_an_agent_and_the_case_answers_its_tools(
+    tmp_path: Path, openai_server: Any
+) -> None:
+    pytest.importorskip("agents")
+    run = _run_framework(tmp_path, openai_server, OPENAI_AGENT, "framework_agent:agent", DECLARED)
+    assert [(c["name"], c["args"], c["result"]) for c in run["tool_calls"]] == [
+        ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]  # the case's canned answer, not the agent's own
+    assert run["final_text"] == "2 + 3 = 5" and run["tokens"] == 30
+    assert (run["input_tokens"], run["output_tokens"]) == (20, 10)
+
+
+def test_a_pydantic_ai_agent_is_an_agent_with_no_glue(tmp_path: Path, openai_server: Any) -> None:
+    pytest.importorskip("pydantic_ai")
+    run = _run_framework(tmp_path, openai_server, PYDANTIC_AI_AGENT, "framework_agent:agent", SUITE)
+    assert [(c["name"], c["args"], c["result"]) for c in run["tool_calls"]] == [
+        ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]
+    assert run["final_text"] == "2 + 3 = 5" and run["tokens"] == 30
