@@ -114,7 +114,7 @@ agent = Agent(model, instructions="Use the calculator.")
 @agent.tool_plain
 def calculator(op: str, a: float, b: float) -> str:
     """Does arithmetic."""
-    return str(int(a + b)) if op == "add" else "?"
+    return "the agent's own tool (the case's should answer)"
 '''
 
 DECLARED = SUITE.replace('suite "Graph"\n', '''suite "Graph"
@@ -152,9 +152,9 @@ def test_an_openai_agents_sdk_agent_is_an_agent_and_the_case_answers_its_tools(
     assert (run["input_tokens"], run["output_tokens"]) == (20, 10)
 
 
-def test_a_pydantic_ai_agent_is_an_agent_with_no_glue(tmp_path: Path, openai_server: Any) -> None:
+def test_a_pydantic_ai_agent_is_an_agent_and_the_case_answers_its_tools(tmp_path: Path, openai_server: Any) -> None:
     pytest.importorskip("pydantic_ai")
-    run = _run_framework(tmp_path, openai_server, PYDANTIC_AI_AGENT, "framework_agent:agent", SUITE)
+    run = _run_framework(tmp_path, openai_server, PYDANTIC_AI_AGENT, "framework_agent:agent", DECLARED)
     assert [(c["name"], c["args"], c["result"]) for c in run["tool_calls"]] == [
-        ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]
+        ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]  # the case's canned answer, not the agent's own
     assert run["final_text"] == "2 + 3 = 5" and run["tokens"] == 30

@@ -4,8 +4,9 @@ Recognised by its type's module, so pydantic-ai is imported only when one of
 its objects is met. Each user message runs ``agent.run`` with the earlier
 turns as its message history; the run's new messages give the tool calls
 (``ToolCallPart``, paired with its ``ToolReturnPart`` by call id), the final
-text (``output``) and the token usage. The agent's own tools stay in place:
-pydantic-ai binds them when the agent is built.
+text (``output``) and the token usage. Function tools named like the case's
+declared tools are replaced for that run (``Agent.override(tools=...)``) by
+tools the case answers, through the case context, as the model loop would.
 """
 
 from __future__ import annotations
@@ -41,8 +42,32 @@ class PydanticAIAgent:
                 earlier.append(ModelRequest(parts=[UserPromptPart(content=m.get("content") or "")]))
             elif isinstance(m, dict) and m.get("role") == "assistant":
                 earlier.append(ModelResponse(parts=[TextPart(content=m.get("content") or "")]))
-        result = await self.agent.run(message, message_history=earlier or None)
+        tools = _with_case_tools(self.agent, ctx)
+        if tools is None:
+            result = await self.agent.run(message, message_history=earlier or None)
+        else:
+            with self.agent.override(tools=tools):
+                result = await self.agent.run(message, message_history=earlier or None)
         return from_pydantic_ai_result(result)
+
+
+def _with_case_tools(agent: Any, ctx: Any) -> list[Any] | None:
+    """The agent's function tools, those named like a declared tool of the case answered by the case;
+    None when no tool is replaced (or the agent keeps its tools where this cannot see them)."""
+    declared = {t.name: t for t in getattr(ctx, "tools", ()) or ()}
+    own = getattr(getattr(agent, "_function_toolset", None), "tools", None)
+    if not declared or not isinstance(own, dict) or not declared.keys() & own.keys() or not hasattr(ctx, "acall"):
+        return None
+    from pydantic_ai import Tool
+
+    def stand_in(name: str) -> Any:
+        async def answer(**kwargs: Any) -> str:
+            return str((await ctx.acall(name, kwargs, record=False)).text)
+
+        spec = declared[name]
+        return Tool.from_schema(answer, name=name, description=spec.description, json_schema=spec.parameters)
+
+    return [stand_in(name) if name in declared else tool for name, tool in own.items()]
 
 
 def from_pydantic_ai_result(result: Any) -> RunArtifacts:
