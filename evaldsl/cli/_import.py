@@ -63,7 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         target = None if args.output is None else (
             Path(args.output) if one_file else Path(args.output) / (Path(raw).stem + ".evl"))
         text = result.text if args.use is None else _with_use(result.text, args.use)
-        _warn_undeclared(text, target, raw)
+        _warn_undeclared(text, target, raw, with_use=args.use is not None)
         if target is None:
             sys.stdout.write(text)
         elif not _write(text, target, args.force):
@@ -85,7 +85,7 @@ def _with_use(text: str, library: str) -> str:
     return "\n".join(lines)
 
 
-def _warn_undeclared(text: str, target: Path | None, raw: str) -> None:
+def _warn_undeclared(text: str, target: Path | None, raw: str, *, with_use: bool) -> None:
     """Warn when the suite's cases expect calls of tools that nothing it reads declares: a `--model`
     run would offer the model none of them (it refuses to start, saying so)."""
     from .. import compile as compile_evl
@@ -94,8 +94,8 @@ def _warn_undeclared(text: str, target: Path | None, raw: str) -> None:
     from ..syntax._diagnostics import EvlError
 
     where = str(target) if target is not None else str(Path(raw).with_suffix(".evl"))
-    try:
-        declared = {tool.name for tool in compile_evl(text, where).tools}
+    try:  # an imported suite declares no tool of its own: only a `use`d library can (compiled once more)
+        declared = {tool.name for tool in compile_evl(text, where).tools} if with_use else set()
     except EvlError as exc:  # a `use` file that cannot be read from there, say
         print(f"evaldsl: warning: {raw}: the imported suite does not compile as written to {where}:\n"
               f"{exc.render(style='short')}", file=sys.stderr)

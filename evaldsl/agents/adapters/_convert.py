@@ -15,7 +15,7 @@ from typing import Any
 from ...artifacts import RunArtifacts, ToolCall
 
 
-class _Calls:
+class Calls:
     """Tool calls in order, with results attached by call id."""
 
     def __init__(self) -> None:
@@ -38,6 +38,23 @@ class _Calls:
             self.calls[index] = self.calls[index].model_copy(update={"result": content})
 
 
+def framework_name(obj: Any) -> str:
+    """What a framework object is called in the record: its ``name``, else its type's name."""
+    name = getattr(obj, "name", None)
+    return name if isinstance(name, str) and name else type(obj).__name__
+
+
+def count(usage: Any, name: str) -> int | None:
+    """A token count a framework's usage object reports: a whole number from 0, else None."""
+    value = getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def as_json_text(value: Any) -> str | None:
+    """A final output or tool result as text: a string as it is, a structured one as JSON."""
+    return value if isinstance(value, str) or value is None else json.dumps(_plain(value), default=str)
+
+
 def _dicts(items: Iterable[Any]) -> list[dict[str, Any]]:
     return [_plain(item) for item in items if isinstance(_plain(item), dict)]
 
@@ -50,7 +67,7 @@ def _plain(item: Any) -> Any:
 
 def from_openai_chat(messages: Iterable[Any], *, tokens: int | None = None) -> RunArtifacts:
     """OpenAI chat-completions messages (``role`` ``assistant`` with ``tool_calls``, ``tool``)."""
-    found, final = _Calls(), None
+    found, final = Calls(), None
     msgs = _dicts(messages)
     for msg in msgs:
         if msg.get("role") == "assistant":
@@ -66,7 +83,7 @@ def from_openai_chat(messages: Iterable[Any], *, tokens: int | None = None) -> R
 
 def from_anthropic_messages(messages: Iterable[Any], *, tokens: int | None = None) -> RunArtifacts:
     """Anthropic messages (``tool_use`` blocks from the assistant, ``tool_result`` blocks from the user)."""
-    found, final = _Calls(), None
+    found, final = Calls(), None
     msgs = _dicts(messages)
     for msg in msgs:
         content = msg.get("content")
@@ -89,7 +106,7 @@ def from_anthropic_messages(messages: Iterable[Any], *, tokens: int | None = Non
 
 def from_openai_responses(items: Iterable[Any], *, tokens: int | None = None) -> RunArtifacts:
     """OpenAI Responses items (``function_call``, ``function_call_output``, assistant ``message``)."""
-    found, final = _Calls(), None
+    found, final = Calls(), None
     entries = _dicts(items)
     for item in entries:
         kind = item.get("type")

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ...artifacts import RunArtifacts, ToolCall
+from ...artifacts import RunArtifacts
 from .._lines import conversation_of
+from ._convert import Calls, framework_name
 
 
 def is_langchain_runnable(obj: Any) -> bool:
@@ -27,17 +28,14 @@ def is_langchain_runnable(obj: Any) -> bool:
 
 def from_langchain_messages(messages: Iterable[Any]) -> RunArtifacts:
     """LangChain messages (``AIMessage`` with ``tool_calls``, ``ToolMessage``) -> `RunArtifacts`."""
-    calls: list[ToolCall] = []
-    by_id: dict[str, int] = {}
+    calls = Calls()
     final, tokens, transcript = None, None, []
     for msg in messages:
         kind = getattr(msg, "type", None)
         transcript.append({"role": kind, "content": getattr(msg, "content", None)})
         if kind == "ai":
             for call in getattr(msg, "tool_calls", None) or []:
-                if isinstance(call.get("id"), str):
-                    by_id[call["id"]] = len(calls)
-                calls.append(ToolCall(name=call.get("name", ""), args=call.get("args") or {}))
+                calls.call(call.get("id"), call.get("name", ""), call.get("args") or {})
             text = _text(getattr(msg, "content", None))
             if text:
                 final = text
@@ -45,10 +43,8 @@ def from_langchain_messages(messages: Iterable[Any]) -> RunArtifacts:
             if isinstance(usage.get("total_tokens"), int):
                 tokens = (tokens or 0) + usage["total_tokens"]
         elif kind == "tool":
-            index = by_id.get(getattr(msg, "tool_call_id", None) or "")
-            if index is not None:
-                calls[index] = calls[index].model_copy(update={"result": _text(msg.content)})
-    return RunArtifacts(tool_calls=calls, final_text=final, tokens=tokens, transcript=transcript)
+            calls.result(getattr(msg, "tool_call_id", None), _text(msg.content))
+    return RunArtifacts(tool_calls=calls.calls, final_text=final, tokens=tokens, transcript=transcript)
 
 
 def _text(content: Any) -> str | None:
@@ -64,8 +60,7 @@ class LangGraphAgent:
 
     def __init__(self, graph: Any) -> None:
         self.graph = graph
-        name = getattr(graph, "name", None)
-        self.name = name if isinstance(name, str) and name else type(graph).__name__
+        self.name = framework_name(graph)
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage

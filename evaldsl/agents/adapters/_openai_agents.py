@@ -13,11 +13,11 @@ context), as the model loop would answer them.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ...artifacts import RunArtifacts, ToolCall
+from ...artifacts import RunArtifacts
 from .._lines import conversation_of
+from ._convert import Calls, as_json_text, count, framework_name
 
 
 def is_openai_agent(obj: Any) -> bool:
@@ -31,8 +31,7 @@ class OpenAIAgentsAgent:
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
-        name = getattr(agent, "name", None)
-        self.name = name if isinstance(name, str) and name else type(agent).__name__
+        self.name = framework_name(agent)
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
         from agents import RunConfig, Runner
@@ -67,58 +66,27 @@ def _with_case_tools(agent: Any, ctx: Any) -> Any:
 
 def from_agents_result(result: Any) -> RunArtifacts:
     """An Agents SDK ``RunResult`` -> `RunArtifacts` (calls with their results, final text, tokens)."""
-    calls: list[ToolCall] = []
-    by_id: dict[str, int] = {}
-    transcript: list[Any] = []
+    calls, transcript = Calls(), []
     for item in getattr(result, "new_items", None) or []:
         kind = type(item).__name__
         raw = getattr(item, "raw_item", None)
         if kind == "ToolCallItem":
             name, arguments = _get(raw, "name"), _get(raw, "arguments")
-            call_id = _get(raw, "call_id") or _get(raw, "id")
-            if isinstance(call_id, str):
-                by_id[call_id] = len(calls)
-            calls.append(ToolCall(name=str(name or ""), args=_decoded(arguments)))
+            calls.call(_get(raw, "call_id") or _get(raw, "id"), name or "", arguments)
             transcript.append({"role": "assistant", "tool_call": {"name": name, "arguments": arguments}})
         elif kind == "ToolCallOutputItem":
-            index = by_id.get(_get(raw, "call_id") or "")
-            output = getattr(item, "output", None)
-            shown = output if isinstance(output, str) else json.dumps(output, default=str)
-            if index is not None:
-                calls[index] = calls[index].model_copy(update={"result": shown})
+            shown = as_json_text(getattr(item, "output", None))
+            calls.result(_get(raw, "call_id"), shown)
             transcript.append({"role": "tool", "content": shown})
         elif kind == "MessageOutputItem":
             from agents import ItemHelpers
 
             transcript.append({"role": "assistant", "content": ItemHelpers.text_message_output(item)})
-    final = getattr(result, "final_output", None)
-    text = final if isinstance(final, str) or final is None else json.dumps(_plain(final), default=str)
     usage = getattr(getattr(result, "context_wrapper", None), "usage", None)
-    tokens = getattr(usage, "total_tokens", None)
-    return RunArtifacts(tool_calls=calls, final_text=text, tokens=tokens if isinstance(tokens, int) else None,
-                        input_tokens=_count(usage, "input_tokens"), output_tokens=_count(usage, "output_tokens"),
-                        transcript=transcript)
+    return RunArtifacts(tool_calls=calls.calls, final_text=as_json_text(getattr(result, "final_output", None)),
+                        tokens=count(usage, "total_tokens"), input_tokens=count(usage, "input_tokens"),
+                        output_tokens=count(usage, "output_tokens"), transcript=transcript)
 
 
 def _get(raw: Any, key: str) -> Any:
     return raw.get(key) if isinstance(raw, dict) else getattr(raw, key, None)
-
-
-def _decoded(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return arguments
-        return value if isinstance(value, dict) else arguments
-    return arguments if arguments is not None else {}
-
-
-def _count(usage: Any, name: str) -> int | None:
-    value = getattr(usage, name, None)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _plain(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    return dump() if callable(dump) else value

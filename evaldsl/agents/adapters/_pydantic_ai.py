@@ -11,11 +11,11 @@ tools the case answers, through the case context, as the model loop would.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ...artifacts import RunArtifacts, ToolCall
+from ...artifacts import RunArtifacts
 from .._lines import conversation_of
+from ._convert import Calls, as_json_text, count, framework_name
 
 
 def is_pydantic_ai_agent(obj: Any) -> bool:
@@ -29,8 +29,7 @@ class PydanticAIAgent:
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
-        name = getattr(agent, "name", None)
-        self.name = name if isinstance(name, str) and name else type(agent).__name__
+        self.name = framework_name(agent)
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
         from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
@@ -72,45 +71,21 @@ def _with_case_tools(agent: Any, ctx: Any) -> list[Any] | None:
 
 def from_pydantic_ai_result(result: Any) -> RunArtifacts:
     """A pydantic-ai run result -> `RunArtifacts` (calls with their results, final text, tokens)."""
-    calls: list[ToolCall] = []
-    by_id: dict[str, int] = {}
-    transcript: list[Any] = []
+    calls, transcript = Calls(), []
+    roles = {"user-prompt": "user", "text": "assistant", "system-prompt": "system"}
     for msg in result.new_messages():
         for part in getattr(msg, "parts", ()):
             kind = getattr(part, "part_kind", "")
             if kind == "tool-call":
-                args = part.args
-                if isinstance(args, str):
-                    try:
-                        args = json.loads(args) if args.strip() else {}
-                    except ValueError:
-                        pass
-                by_id[part.tool_call_id] = len(calls)
-                calls.append(ToolCall(name=part.tool_name, args=args if args is not None else {}))
-                transcript.append({"role": "assistant", "tool_call": {"name": part.tool_name, "args": args}})
+                calls.call(part.tool_call_id, part.tool_name, part.args)
+                transcript.append({"role": "assistant", "tool_call": {"name": part.tool_name, "args": part.args}})
             elif kind == "tool-return":
-                content = part.content if isinstance(part.content, str) else json.dumps(part.content, default=str)
-                index = by_id.get(part.tool_call_id)
-                if index is not None:
-                    calls[index] = calls[index].model_copy(update={"result": content})
+                content = as_json_text(part.content)
+                calls.result(part.tool_call_id, content)
                 transcript.append({"role": "tool", "content": content})
-            elif kind in ("user-prompt", "text", "system-prompt"):
-                role = {"user-prompt": "user", "text": "assistant", "system-prompt": "system"}[kind]
-                transcript.append({"role": role, "content": part.content})
-    output = getattr(result, "output", None)
-    text = output if isinstance(output, str) or output is None else json.dumps(_plain(output), default=str)
+            elif kind in roles:
+                transcript.append({"role": roles[kind], "content": part.content})
     usage = result.usage()
-    counts = {name: _count(usage, name) for name in ("input_tokens", "output_tokens", "total_tokens")}
-    return RunArtifacts(tool_calls=calls, final_text=text, tokens=counts["total_tokens"],
-                        input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"],
-                        transcript=transcript)
-
-
-def _count(usage: Any, name: str) -> int | None:
-    value = getattr(usage, name, None)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _plain(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    return dump() if callable(dump) else value
+    return RunArtifacts(tool_calls=calls.calls, final_text=as_json_text(getattr(result, "output", None)),
+                        tokens=count(usage, "total_tokens"), input_tokens=count(usage, "input_tokens"),
+                        output_tokens=count(usage, "output_tokens"), transcript=transcript)
