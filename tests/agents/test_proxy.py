@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import json
 import shutil
 from pathlib import Path
@@ -138,3 +139,25 @@ def test_an_unknown_run_prefix_is_refused() -> None:
             await proxy.aclose()
 
     assert asyncio.run(main()) == 404
+
+
+@needs_node
+def test_the_shipped_node_example_runs_from_the_command_line_with_upstream(openai_server: Any, tmp_path: Any) -> None:
+    """The example's own command, as suites/examples/node_agent.evl writes it, with `--upstream`."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    openai_server.reply = tool_then_text("calculator", {"op": "add", "a": 2, "b": 3}, "2 + 3 = 5")
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "evaldsl", "run", str(root / "suites/examples/node_agent.evl"),
+         "--agent-cmd", f"node {root / 'suites/examples/node_agent.mjs'}", "--upstream", openai_server.base_url,
+         "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=120, env={**env, "OPENAI_API_KEY": SECRET}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]["artifacts"]
+    assert [(c["name"], c["result"]) for c in run["tool_calls"]] == [("calculator", "5")]  # seen by the proxy
+    assert SECRET not in (tmp_path / "r.json").read_text()
