@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
