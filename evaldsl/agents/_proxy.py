@@ -98,7 +98,7 @@ class RecordingProxy:
                 provider, request.match_info["tail"], request.query_string), data=body, headers=headers,
                 allow_redirects=False)
         except (ClientError, OSError) as exc:
-            return web.json_response({"error": {"message": f"evaldsl proxy: upstream unreachable: {exc}"}}, 502)
+            return web.json_response({"error": {"message": f"evaldsl proxy: upstream unreachable: {exc}"}}, status=502)
         async with upstream:
             out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
             if upstream.content_type == "text/event-stream":

@@ -161,3 +161,26 @@ def test_the_shipped_node_example_runs_from_the_command_line_with_upstream(opena
     run = json.loads((tmp_path / "r.json").read_text())["cases"][0]["runs"][0]["artifacts"]
     assert [(c["name"], c["result"]) for c in run["tool_calls"]] == [("calculator", "5")]  # seen by the proxy
     assert SECRET not in (tmp_path / "r.json").read_text()
+
+
+def test_an_unreachable_upstream_is_a_502_that_says_so(capsys: Any) -> None:
+    import socket
+
+    with socket.socket() as sock:  # bound, never listened on, closed: nothing answers there
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+    async def main() -> tuple[int, Any]:
+        proxy = RecordingProxy(dead)
+        await proxy.start()
+        try:
+            url = proxy.open_run("a")["OPENAI_BASE_URL"] + "/chat/completions"
+            async with aiohttp.ClientSession() as session:
+                async with session.post(url, json={"messages": []}) as r:
+                    return r.status, await r.json()
+        finally:
+            await proxy.aclose()
+
+    status, body = asyncio.run(main())
+    assert status == 502 and body["error"]["message"].startswith("evaldsl proxy: upstream unreachable")
+    assert "Traceback" not in capsys.readouterr().err
