@@ -24,6 +24,7 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ..syntax._unparse import unparse
+from ._conversation import Scopes, given_rule, shape_problems, world_without_world
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
@@ -57,8 +58,11 @@ class _Session:
     """State of one compile: diagnostics, sources and the imported-file cache."""
 
     def __init__(self, predicates: Mapping[str, Any] | None, root: str | Path | None = None,
-                 sources: Sources | None = None) -> None:
+                 sources: Sources | None = None, import_worlds: bool = True) -> None:
         self.predicates = predicates
+        self.import_worlds = import_worlds
+        """Whether a `world` file is imported (to know its tools); `check` only when asked."""
+        self.has_world = False  # the file being compiled has a `world` line
         self.root = Path(root).resolve() if root is not None else None
         self.overlay = {Path(p).resolve(): text for p, text in (sources or {}).items()}
         """Texts standing in for files on disk (an editor's unsaved buffers), by resolved path."""
@@ -123,6 +127,7 @@ def compile_suite(
     base_dir: str | Path | None = None,
     root: str | Path | None = None,
     sources: Sources | None = None,
+    import_worlds: bool = True,
 ) -> CompiledSuite:
     """Compile .evl text (or a parsed `Suite`) into runnable cases.
 
@@ -134,33 +139,39 @@ def compile_suite(
         root: when given, a `use` or `examples from` path outside this folder is
             an error (E230); by default a suite may read any file.
         sources: texts of `use` files, by path, read in place of the files on disk.
+        import_worlds: import a `world` file to know its tools (False: its tools are unknown, and
+            calls and `given` lines are not checked against them; the cases cannot run).
 
     Raises:
         EvlError: with every error found (warnings ride along in `.diagnostics`).
     """
     with gc_paused():
-        return _compile_source(source, filename, predicates, base_dir, root, sources)
+        return _compile_source(source, filename, predicates, base_dir, root, sources, import_worlds=import_worlds)
 
 
 def check_suite(text: str, filename: str, *, predicates: Mapping[str, Any] | None = None,
-                root: str | Path | None = None, keep_cases: bool = False) -> CompiledSuite:
+                root: str | Path | None = None, keep_cases: bool = False,
+                import_worlds: bool = False) -> CompiledSuite:
     """`compile_suite` for `evaldsl check`: every diagnostic, but (unless ``keep_cases``) a suite
-    without its cases, which are dropped as soon as each is compiled: memory does not grow with them."""
+    without its cases, which are dropped as soon as each is compiled: memory does not grow with them.
+    A `world` file is imported only with ``import_worlds`` (`check --import-worlds`)."""
     with gc_paused():
-        return _compile_source(text, filename, predicates, None, root, keep_cases=keep_cases)
+        return _compile_source(text, filename, predicates, None, root, keep_cases=keep_cases,
+                               import_worlds=import_worlds)
 
 
 def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[str, Any] | None,
                     base_dir: str | Path | None, root: str | Path | None = None,
-                    sources: Sources | None = None, keep_cases: bool = True) -> CompiledSuite:
+                    sources: Sources | None = None, keep_cases: bool = True,
+                    import_worlds: bool = True) -> CompiledSuite:
     base = Path(base_dir) if base_dir is not None else Path(filename).parent
     top = (base / Path(filename).name).resolve()
-    session = _Session(predicates, root, sources)
+    session = _Session(predicates, root, sources, import_worlds)
     if isinstance(source, str):
         try:
             return _compile_streaming(session, source, filename, base, (top,), keep_cases)
         except _ToolAfterCase:
-            session = _Session(predicates, root, sources)  # compiled again, from the whole file's AST
+            session = _Session(predicates, root, sources, import_worlds)  # again, from the whole file's AST
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
         suite, diags = parse_with_diagnostics(source, filename)
@@ -243,6 +254,18 @@ class _Prelude:
     name: str
     description: str | None
     expects: list[CompiledExpectation]
+    world: Any = None
+    """The suite's `WorldClass` (v2), loaded or (check without --import-worlds) known by name only."""
+
+    @property
+    def names_known(self) -> bool:
+        """Whether every tool name is known: not when a world's file was not imported."""
+        return self.world is None or self.world.loaded
+
+    @property
+    def lint_tools(self) -> dict[str, CompiledTool]:
+        """The tools calls are checked against: none (no check) when not every name is known."""
+        return self.tools if self.names_known else {}
 
     @property
     def tool_tuple(self) -> tuple[CompiledTool, ...]:
@@ -257,6 +280,8 @@ class _Prelude:
 def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
              chain: tuple[Path, ...]) -> _Prelude:
     tools = _gather_tools(session, head, tool_blocks, filename, base, chain)
+    world = _world(session, head, tools, tool_blocks, base)
+    lint_tools = tools if world is None or world.loaded else {}
     defaults, name, description = CaseSettings(), Path(filename).stem, None
     suite_expects: list[CompiledExpectation] = []
     for stmt in head:
@@ -268,10 +293,22 @@ def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], file
             elif isinstance(stmt, SETTING_TYPES):
                 defaults = apply(defaults, stmt)
             elif isinstance(stmt, a.ExpectStmt):
-                suite_expects.append(_expectation(session, stmt, None, tools, filename, from_suite=True))
+                suite_expects.append(_expectation(session, stmt, None, lint_tools, filename, from_suite=True))
         except CompileProblem as exc:
             session.problem(exc, stmt)
-    return _Prelude(tools, defaults, name, description, suite_expects)
+    return _Prelude(tools, defaults, name, description, suite_expects, world)
+
+
+def _world(session: _Session, head: list[Any], tools: dict[str, CompiledTool], tool_blocks: list[a.Tool],
+           base: Path) -> Any:
+    """The suite's `world` (loaded when the session imports worlds), its tools added to ``tools``."""
+    from ._worlds_compile import suite_world
+
+    found = [stmt for stmt in head if isinstance(stmt, a.WorldStmt)]
+    session.has_world = bool(found)
+    if not found:
+        return None
+    return suite_world(session, found, tools, tool_blocks, base)
 
 
 class _Cases:
@@ -336,6 +373,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         needs_judge = session.linted.get(label)  # this text linted clean before: so it is again
     if needs_judge is None:
         problems, warnings, needs_judge = lint(node, tools, session.predicates)
+        if not session.has_world and session.predicates is None:
+            problems += world_without_world(node)
         session.warn(warnings)
         for problem in problems[1:]:
             session.problem(problem, stmt)
@@ -353,16 +392,12 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
 def _compile_case(session: _Session, case: a.Case, prelude: _Prelude, filename: str, base: Path
                   ) -> Iterable[CompiledCase]:
     examples = [s for s in case.body if isinstance(s, a.ExamplesStmt)]
-    prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
     # A case's own shape problems are reported, and the case is compiled on: what else
     # is wrong with it (its placeholders, its name given twice) shows in the same check.
     if len(examples) > 1:
         session.problem(CompileProblem("a case has at most one `examples` table", examples[1], code="E214"))
-    if not prompts:
-        session.problem(CompileProblem("this case has no `prompt`", case, code="E219",
-                                       help='add a line: prompt "what the agent is asked"'))
-    for extra in prompts[1:]:
-        session.problem(CompileProblem("a case has exactly one `prompt`", extra, code="E219"))
+    for problem in shape_problems(case):
+        session.problem(problem)
     if not any(isinstance(s, a.ExpectStmt) for s in case.body) and not prelude.expects:
         session.problem(CompileProblem("this case has no expectations", case, code="E220",
                                        help="add an `expect` line (or a suite-wide one above the first case)"))
@@ -519,7 +554,8 @@ class _Rebuild(_Session):
 def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelude, filename: str,
               expects_as: int = _COMPILED) -> CompiledCase | None:
     settings, prompt, setup, expects = prelude.defaults, "", None, list(prelude.expects)
-    tools = prelude.tools
+    tools = prelude.lint_tools
+    scopes, given = Scopes(expects), []
     failed = False
     for stmt in case.body:
         try:
@@ -531,9 +567,16 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
                 setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
                 if expects_as == _COMPILED:
-                    expects.append(_expectation(session, stmt, row, tools, filename))
+                    scopes.add(_expectation(session, stmt, row, tools, filename))
                 elif expects_as == _LABELS:
-                    expects.append(_outlined_expectation(session, stmt, row, filename))
+                    scopes.add(_outlined_expectation(session, stmt, row, filename))
+            elif isinstance(stmt, a.UserStmt):
+                scopes.user(to_text(_fill(stmt.text, row, session.holes)), stmt.span.line if stmt.span else 0)
+            elif isinstance(stmt, a.SimulatedUserStmt):
+                scopes.simulated_user(to_text(_fill(stmt.text, row, session.holes)))
+            elif isinstance(stmt, a.GivenStmt):
+                given.append(given_rule(_fill(stmt, row, session.holes), prelude.tools, prelude.names_known,
+                                        filename))
         except CompileProblem as exc:
             session.problem(exc, stmt)
             failed = True
@@ -543,9 +586,13 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
     if failed:
         return None  # its problems are already reported
     line = case.span.line if case.span else 0
+    turns = scopes.compiled_turns()
+    if turns:
+        prompt = turns[0].message  # a conversation's first message (LANGUAGE.md 11)
     return CompiledCase(suite=prelude.name, name=name, file=filename, line=line, prompt=prompt,
                         settings=settings, expectations=tuple(expects), setup=setup,
-                        tools=prelude.tool_tuple)
+                        tools=prelude.tool_tuple, turns=turns, simulated_user=scopes.simulated,
+                        given=tuple(given), world=prelude.world)
 
 
 

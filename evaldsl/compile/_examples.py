@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..syntax import _ast as a
-from ..syntax._unparse import KEYWORDS
+from ..syntax._unparse import QUOTED_WORDS
 from ._errors import CompileProblem
 from ._example_files import FileRow, Row, cells, file_rows
 from ._example_files import from_python as from_python  # re-exported: tests build values with it
@@ -278,7 +278,7 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
         return a.replaced(cell, span=span)
     if "string" in kinds and "word" not in kinds and not isinstance(cell, a.String):
         return a.String.model_construct(span=span, value=cell_text(cell), long=False)
-    if isinstance(cell, a.Word) and cell.value in KEYWORDS:
+    if isinstance(cell, a.Word) and cell.value in QUOTED_WORDS:
         # a word cell `any` is the string "any"; as a word it would read as the any-pattern in labels
         return a.String.model_construct(span=span, value=cell.value, long=False)
     return a.replaced(cell, span=span)

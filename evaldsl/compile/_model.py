@@ -61,6 +61,27 @@ class Outcome:
         return self.credit > 0
 
 
+class _NoState:
+    """The type of `NO_STATE`."""
+
+    _instance: _NoState | None = None
+
+    def __new__(cls) -> _NoState:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_STATE"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NO_STATE: Any = _NoState()
+"""`EvalContext.world_state` when the runner set none (a world's state may itself be ``null``)."""
+
+
 @dataclass
 class EvalContext:
     """What an expectation sees: the run's artifacts and its surroundings."""
@@ -68,9 +89,15 @@ class EvalContext:
     artifacts: RunArtifacts
     prompt: str = ""
     world: Any = None
+    """A harness's world (what its `setup` built), or the case's world instance (LANGUAGE.md 14)."""
     duration_s: float | None = None
     judge: JudgeFn | None = None
     predicates: Mapping[str, PredicateFn] = field(default_factory=dict)
+    world_state: Any = NO_STATE
+    """The world's state as JSON, for `expect world` (v2). The runner sets it: for a turn's
+    expectation, the state after that turn; for a whole-run (or whole-conversation) one, the
+    state at the end of the run. Left `NO_STATE`, `expect world` asks ``world.state()`` of a
+    harness's world when it has that method, and fails otherwise, saying why."""
 
 
 Check = Callable[[EvalContext], Outcome]
@@ -113,6 +140,8 @@ class CaseSettings:
     xfail: str | None = None
     """The xfail reason ('' when none was given); None when not xfail."""
     tags: tuple[str, ...] = ()
+    user_turns: int = 10
+    """`user turns N` (v2): the bound on a simulated user's messages, 1 to 100."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +150,29 @@ class ToolAnswer:
 
     ok: bool
     text: str
+
+
+@dataclass(frozen=True)
+class AnswerRule:
+    """One `when`, `otherwise` or `given` line (v2: with its answer sequence).
+
+    The n-th call this line answers in a run gets ``steps[n]``, and every call
+    past the last step the last one (`step`); the runner's `ToolAnswerer`
+    counts the calls, per run.
+    """
+
+    matcher: Callable[[Any], str | None] | None
+    """Whether it answers a call's arguments (None on a match); None answers every call."""
+    steps: tuple[ToolAnswer, ...]
+    tool: str = ""
+    """The tool it answers (the `given` lines of a case name theirs)."""
+    file: str = "<string>"
+    line: int = 0
+
+    def step(self, n: int) -> ToolAnswer:
+        """The answer to the n-th call (from 0) this line answers."""
+        steps = self.steps
+        return steps[n] if n < len(steps) else steps[-1]
 
 
 @dataclass(frozen=True)
@@ -138,6 +190,13 @@ class CompiledTool:
     line: int = 0
     answers: int = 0
     """How many `when` / `otherwise` lines it has (0: it only declares a schema)."""
+    rules: tuple[AnswerRule, ...] = ()
+    """Its `when` lines in order, then its `otherwise` (matcher None), for the `ToolAnswerer`."""
+    prepare: Callable[[Any], Any] | None = None
+    """Decodes and checks a call's arguments against the params: the arguments object,
+    or the error `ToolAnswer` a real tool would give. None: taken as they are."""
+    method: str | None = None
+    """For a world's tool (v2): the method of the world class that answers it."""
 
     def schema(self) -> dict[str, Any]:
         """The tool in chat-completions `tools` format."""
@@ -149,6 +208,18 @@ class CompiledTool:
                 "parameters": self.parameters,
             },
         }
+
+
+@dataclass(frozen=True)
+class CompiledTurn:
+    """One scripted `user` line of a conversation (v2, LANGUAGE.md 11); turn number = index + 1."""
+
+    message: str
+    """The user message, `{{ }}` and `$name` filled in."""
+    expectations: tuple[CompiledExpectation, ...]
+    """The `expect` lines under it: they judge this turn only."""
+    line: int
+    """The `user` line's line number."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +236,23 @@ class CompiledCase:
     setup: Any = None
     """The `setup` value (JSON) for `Harness.setup`; None when absent."""
     tools: tuple[CompiledTool, ...] = ()
-    """The suite's declared tools (own and imported), for model runs."""
+    """The suite's declared tools (own and imported), for model runs; a world's tools after them."""
+    turns: tuple[CompiledTurn, ...] = ()
+    """A conversation's scripted `user` lines (v2); empty for a single-`prompt` case, which the
+    runner treats as one turn of `prompt`. For a conversation, `prompt` is the first user message
+    ("" when a simulated user opens it). Expectations above the first `user` line, after a
+    `simulated user` line and suite-wide ones are in `expectations`: they judge the whole."""
+    simulated_user: str | None = None
+    """`simulated user` (v2): its instructions, `{{ }}` filled in; None when there is none."""
+    given: tuple[AnswerRule, ...] = ()
+    """The case's `given` lines (v2), in order: tried before the tools' own answers."""
+    world: Any = None
+    """The suite's `world` (v2): a `WorldClass` (compile/_world.py), one instance per run; None without."""
+
+    @property
+    def is_conversation(self) -> bool:
+        """Whether the case has `user` lines or a simulated user (v2)."""
+        return bool(self.turns) or self.simulated_user is not None
 
     @property
     def id(self) -> str:
@@ -173,7 +260,8 @@ class CompiledCase:
 
     @property
     def needs_judge(self) -> bool:
-        return any(e.needs_judge for e in self.expectations)
+        return any(e.needs_judge for e in self.expectations) or any(
+            e.needs_judge for turn in self.turns for e in turn.expectations)
 
 
 class _MadeWhenRead(ByPosition[CompiledCase]):

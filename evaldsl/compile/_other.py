@@ -156,4 +156,11 @@ _FACTORIES: dict[type, Callable[[Any], Check]] = {
     a.DurationAtMost: _duration,
     a.Judge: _judge,
     a.CustomPredicate: _custom,
+    a.WorldState: lambda node: _world_state(node),
 }
+
+
+def _world_state(node: a.WorldState) -> Check:
+    from ._world_state import compile_world_state  # v2; its own module
+
+    return compile_world_state(node)

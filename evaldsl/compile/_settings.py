@@ -23,6 +23,8 @@ MAX_REPEAT = 10_000
 """The most runs one case may ask for (a run per repeat is kept in memory and in the record)."""
 MAX_TURNS = 1_000
 """The most model calls one model run may make."""
+MAX_USER_TURNS = 100
+"""The most messages a simulated user may write in one run (`user turns`, LANGUAGE.md 12)."""
 MAX_TIMEOUT_S = 24 * 60 * 60.0
 """The longest timeout: a day. Longer is a typo, or a run nobody will wait for."""
 
@@ -67,6 +69,8 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
         return replace(settings, repeat=_positive_int(stmt.count, "repeat", MAX_REPEAT))
     if isinstance(stmt, a.MaxTurnsStmt):
         return replace(settings, max_turns=_positive_int(stmt.count, "max turns", MAX_TURNS))
+    if isinstance(stmt, a.UserTurnsStmt):
+        return replace(settings, user_turns=_positive_int(stmt.count, "user turns", MAX_USER_TURNS))
     if isinstance(stmt, a.PassRateStmt):
         rate = to_number(stmt.rate)
         if not 0 < rate <= 1:
@@ -92,7 +96,7 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
 
 
 SETTING_TYPES = (a.TagsStmt, a.RepeatStmt, a.MaxTurnsStmt, a.PassRateStmt, a.TimeoutStmt,
-                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt)
+                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt)
 
 
 def apply_row_columns(settings: CaseSettings, row: dict[str, Any]) -> CaseSettings:

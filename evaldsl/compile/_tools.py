@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..syntax import _ast as a
 from . import _regex
 from ._errors import CompileProblem
-from ._model import CompiledTool, ToolAnswer
+from ._model import AnswerRule, CompiledTool, ToolAnswer
 from ._values import json_equal, to_python, to_text, tool_name
 
 SIMPLE_TYPES = ("string", "number", "integer", "boolean", "object", "array")
@@ -88,26 +88,33 @@ def compile_tool(
     name = tool_name(tool.name)
     properties: dict[str, Any] = {}
     required: list[str] = []
-    whens: list[tuple[Callable[[Any], str | None], bool, str]] = []
-    otherwise: list[tuple[bool, str]] = []
+    whens: list[AnswerRule] = []
+    otherwise: list[AnswerRule] = []
     for stmt in tool.body:
         try:
-            _body_line(stmt, properties, required, whens, otherwise)
+            _body_line(stmt, name, filename, properties, required, whens, otherwise)
         except CompileProblem as exc:
             report(exc, stmt)
     parameters = {"type": "object", "properties": properties, "required": required}
-    answer = _answerer(name, properties, required, whens, otherwise[0] if otherwise else None)
+    rules = tuple(whens + otherwise)
+    prepare = _preparer(name, properties, required)
     description = to_text(tool.description) if tool.description is not None else ""
     line = tool.span.line if tool.span else 0
-    return CompiledTool(name, description, parameters, answer, file=filename, line=line,
-                        answers=len(whens) + len(otherwise))
+    return CompiledTool(name, description, parameters, _answerer(name, prepare, rules), file=filename, line=line,
+                        answers=len(rules), rules=rules, prepare=prepare)
 
 
-def _body_line(stmt: Any, properties: dict[str, Any], required: list[str],
-               whens: list[tuple[Callable[[Any], str | None], bool, str]],
-               otherwise: list[tuple[bool, str]]) -> None:
+def answer_steps(stmt: Any) -> tuple[ToolAnswer, ...]:
+    """A `when`, `otherwise` or `given` line's answers in order: its first, then each `then` step."""
+    first = ToolAnswer(stmt.action == "returns", to_text(stmt.text))
+    return (first, *(ToolAnswer(step.action == "returns", to_text(step.text)) for step in stmt.then))
+
+
+def _body_line(stmt: Any, name: str, filename: str, properties: dict[str, Any], required: list[str],
+               whens: list[AnswerRule], otherwise: list[AnswerRule]) -> None:
     from ._patterns import compile_args
 
+    line = stmt.span.line if stmt.span else 0
     if isinstance(stmt, a.ParamStmt):
         if stmt.name in properties:
             raise CompileProblem(f"param `{stmt.name}` is declared twice", stmt, code="E217")
@@ -120,11 +127,11 @@ def _body_line(stmt: Any, properties: dict[str, Any], required: list[str],
     elif isinstance(stmt, a.WhenStmt):
         if not isinstance(stmt.args, a.ObjectPattern):
             raise CompileProblem("`when` needs an argument pattern such as <path: any>", stmt, code="E201")
-        whens.append((compile_args(stmt.args), stmt.action == "returns", to_text(stmt.text)))
+        whens.append(AnswerRule(compile_args(stmt.args), answer_steps(stmt), name, filename, line))
     else:
         if otherwise:
             raise CompileProblem("a tool has at most one `otherwise`", stmt, code="E217")
-        otherwise.append((stmt.action == "returns", to_text(stmt.text)))
+        otherwise.append(AnswerRule(None, answer_steps(stmt), name, filename, line))
 
 
 TOOL_MATCH_LIMIT_S = 1.0
@@ -133,13 +140,13 @@ answered on the runner's loop, which every case running beside it shares: a cata
 there may hold them all up for this long, no longer, and fails only the run that hit it."""
 
 
-def _first_when(name: str, whens: list[tuple[Callable[[Any], str | None], bool, str]], args: Any) -> ToolAnswer | None:
-    """The answer of the first `when` line whose pattern matches ``args`` (regexes under `TOOL_MATCH_LIMIT_S`)."""
+def first_rule(name: str, rules: Sequence[AnswerRule], args: Any) -> AnswerRule | None:
+    """The first line of ``rules`` that answers ``args`` (regexes under `TOOL_MATCH_LIMIT_S`), or None."""
     token = _regex.limit_at_most(TOOL_MATCH_LIMIT_S)
     try:
-        for matcher, ok, text in whens:
-            if matcher(args) is None:
-                return ToolAnswer(ok, text)
+        for rule in rules:
+            if rule.matcher is None or rule.matcher(args) is None:
+                return rule
     except _regex.RegexTimeout as exc:
         raise _regex.RegexTimeout(f"tool {name}: a `when` pattern on the call's arguments: {exc}") from None
     finally:
@@ -147,21 +154,23 @@ def _first_when(name: str, whens: list[tuple[Callable[[Any], str | None], bool, 
     return None
 
 
-def _answerer(
-    name: str,
-    properties: dict[str, Any],
-    required: list[str],
-    whens: list[tuple[Callable[[Any], str | None], bool, str]],
-    otherwise: tuple[bool, str] | None,
-) -> Callable[[Any], ToolAnswer]:
-    def answer(args: Any) -> ToolAnswer:
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except ValueError:
-                return ToolAnswer(False, f"Error: {name}: arguments are not valid JSON: {args[:200]}")
-        if not isinstance(args, dict):
-            return ToolAnswer(False, f"Error: {name}: arguments must be an object")
+def decode_args(name: str, args: Any) -> Any:
+    """A call's arguments as an object: JSON text decoded; else the error `ToolAnswer`."""
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return ToolAnswer(False, f"Error: {name}: arguments are not valid JSON: {args[:200]}")
+    if not isinstance(args, dict):
+        return ToolAnswer(False, f"Error: {name}: arguments must be an object")
+    return args
+
+
+def _preparer(name: str, properties: dict[str, Any], required: list[str]) -> Callable[[Any], Any]:
+    def prepare(args: Any) -> Any:
+        args = decode_args(name, args)
+        if isinstance(args, ToolAnswer):
+            return args
         for param in required:
             if param not in args:
                 return ToolAnswer(False, f"Error: {name}: missing required parameter `{param}`")
@@ -170,13 +179,24 @@ def _answerer(
                 why = type_error(properties[key], value)
                 if why:
                     return ToolAnswer(False, f"Error: {name}: parameter `{key}` {why}")
-        if whens:
-            found = _first_when(name, whens, args)
-            if found is not None:
-                return found
-        if otherwise is not None:
-            return ToolAnswer(*otherwise)
-        shown = json.dumps(args, ensure_ascii=False)
-        return ToolAnswer(False, f"Error: {name}: no canned answer for arguments {shown}")
+        return args
+
+    return prepare
+
+
+def no_answer(name: str, args: Any) -> ToolAnswer:
+    """The error result of a call that no line answers."""
+    shown = json.dumps(args, ensure_ascii=False)
+    return ToolAnswer(False, f"Error: {name}: no canned answer for arguments {shown}")
+
+
+def _answerer(name: str, prepare: Callable[[Any], Any], rules: tuple[AnswerRule, ...]) -> Callable[[Any], ToolAnswer]:
+    """`CompiledTool.answer`: each line's first answer (a run's `ToolAnswerer` counts sequences)."""
+    def answer(args: Any) -> ToolAnswer:
+        args = prepare(args)
+        if isinstance(args, ToolAnswer):
+            return args
+        rule = first_rule(name, rules, args) if rules else None
+        return no_answer(name, args) if rule is None else rule.steps[0]
 
     return answer

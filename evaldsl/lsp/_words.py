@@ -7,14 +7,14 @@ every keyword of the grammar has one.
 from __future__ import annotations
 
 HEAD_STATEMENTS = ("suite", "description", "use", "tags", "repeat", "pass rate at least", "timeout", "system",
-                   "mode", "max turns", "expect", "tool", "case")
+                   "mode", "max turns", "expect", "tool", "case", "world", "user turns")
 CASE_STATEMENTS = ("prompt", "expect", "setup", "examples", "examples from", "tags", "repeat", "pass rate at least",
                    "timeout", "system", "mode", "max turns", "skip", "xfail", "case", "tool",
-                   "then", "and", "or", "else")
+                   "then", "and", "or", "else", "user", "simulated user", "user turns", "given")
 TOOL_STATEMENTS = ("param", "when", "otherwise returns", "otherwise fails", "case", "tool")
 PREDICATES = ("called", "calls are", "only called", "first call", "last call", "every call", "no tool calls",
               "no error", "final text", "final number", "final json", "tokens at most", "duration at most",
-              "judge", "not")
+              "judge", "world", "not")
 AFTER_FINAL = ("text", "number", "json")
 AFTER_FINAL_TEXT = ("contains", "is", "is empty", "starts with", "ends with", "matches")
 AFTER_FINAL_NUMBER = ("is", "at least", "at most", "above", "below", "between")
@@ -33,7 +33,16 @@ MEANINGS: dict[str, str] = {
     "system": "`system \"...\"`: the system prompt of model runs.",
     "mode": "`mode agent` (full tool loop) or `mode single-turn` (stop after the first reply): model runs.",
     "max": "`max turns N`: bound on model calls in one run of a model (default 10).",
-    "turns": "`max turns N`: bound on model calls in one run of a model (default 10).",
+    "turns": "`max turns N`: bound on model calls in one user turn of a model run (default 10); "
+             "`user turns N`: bound on a simulated user's messages (default 10, 1 to 100).",
+    "user": "`user \"...\"`: one user message of a conversation; the `expect` lines under it judge that turn. "
+            "`simulated user \"...\"`: a model plays the user. `user turns N`: its bound.",
+    "simulated": "`simulated user \"...\"`: a model (--user-model) plays the user, with this text as its "
+                 "instructions; the case's expectations judge the whole conversation.",
+    "given": "`given TOOL [with ARGS] returns \"...\"` (or `fails`): this case's own answer for a tool, "
+             "tried before the tool's `when` lines; `then \"...\"` adds later answers.",
+    "world": "`world \"file.py:Class\"` (suite): tools backed by a Python class, one instance per run; "
+             "`expect world PATTERN`: the world's state matches the pattern.",
     "skip": "`skip \"why\"`: the case is reported as skipped and never run.",
     "xfail": "`xfail \"why\"`: expected to fail; a pass is reported as XPASS.",
     "case": "`case \"name\"`: a test case; its block runs to the next `case` or `tool`.",

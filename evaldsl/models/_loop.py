@@ -71,7 +71,7 @@ class ModelAgent:
                 run.final_text = reply.text
                 return run.artifacts(start)
             try:
-                run.answer(reply, ctx)
+                await run.answer(reply, ctx)
             except RegexTimeout as exc:  # a mock tool's catastrophic `when` pattern: this run only
                 run.error, run.error_kind = str(exc), RegexTimeout.error_kind
                 return run.artifacts(start)
@@ -117,10 +117,11 @@ class _Run:
         if reply.output_tokens is not None:
             self.output_tokens = (self.output_tokens or 0) + reply.output_tokens
 
-    def answer(self, reply: ChatReply, ctx: CaseContext) -> None:
-        """Answer every call of a reply in order, from the mock tools."""
+    async def answer(self, reply: ChatReply, ctx: CaseContext) -> None:
+        """Answer every call of a reply in order, from the run's tool answerer (`ctx.aanswer`: mock
+        tools, `given` lines, a world's methods, awaited when async)."""
         for call, call_id in zip(reply.tool_calls, _ids(reply)):
-            result = ctx.answer(call.name, call.args)
+            result = await ctx.aanswer(call.name, call.args)
             self.calls.append(ToolCall(name=call.name, args=call.args, result=result.text))
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": result.text})
 

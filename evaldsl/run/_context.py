@@ -8,8 +8,9 @@ built-in model loop and any agent or harness whose ``run`` takes a second
 (for a harness, third) parameter.
 
 Calls made through `CaseContext.call` / `acall` are answered exactly as the
-model loop answers them (the same `CompiledTool.answer`: param checks, then
-`when` / `otherwise` / `fails`) and recorded. The runner makes the recorded
+model loop answers them (one `ToolAnswerer` per run: param checks, the
+case's `given` lines, `when` / `otherwise` / `fails` with their sequences,
+a world's methods) and recorded. The runner makes the recorded
 calls the run's ``tool_calls`` when the agent's returned artifacts list none
 of their own; an agent that reports its own calls is trusted with them
 (``record=False`` keeps a call out of the record altogether).
@@ -17,12 +18,12 @@ of their own; an agent that reports its own calls is trusted with them
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts import ToolCall
+from ..compile._answerer import ToolAnswerer, undeclared
 from ..compile._model import CompiledTool, ToolAnswer
 
 if TYPE_CHECKING:
@@ -58,15 +59,18 @@ class CaseContext:
     """The declared tools (own and imported by ``use``), in declaration order."""
     calls: list[ToolCall] = field(default_factory=list)
     """The calls made through `call` / `acall` with ``record=True``, each with its result."""
-    _by_name: dict[str, CompiledTool] | None = field(default=None, init=False, repr=False, compare=False)
+    answerer: ToolAnswerer | None = field(default=None, repr=False, compare=False)
+    """This run's tool answers (`given` lines, sequences, world methods); None: made from `tools`
+    when first asked, as a case without `given` lines or world would have it."""
 
     @classmethod
-    def for_case(cls, case: CompiledCase, repeat_index: int = 0) -> CaseContext:
-        """The context of one run of a compiled case."""
+    def for_case(cls, case: CompiledCase, repeat_index: int = 0, *, world: Any = None) -> CaseContext:
+        """The context of one run of a compiled case; ``world``: that run's world instance, if any."""
         s = case.settings
         return cls(
             name=case.name, suite=case.suite, tags=s.tags, system=s.system, mode=s.mode,
             max_turns=s.max_turns, repeat_index=repeat_index, timeout_s=s.timeout_s, tools=case.tools,
+            answerer=ToolAnswerer.for_case(case, world),
         )
 
     def tools_openai(self) -> list[dict[str, Any]]:
@@ -85,14 +89,19 @@ class CaseContext:
 
         ``args`` is the arguments object, or the JSON text of one (as models
         send it); text that is not JSON gets an error result, as does a tool
-        that is not declared (naming the declared ones).
+        that is not declared (naming the declared ones). A sequence's step is
+        used up by asking, recorded or not.
         """
-        if self._by_name is None:  # made on first use: most runs never call a tool through the context
-            self._by_name = {tool.name: tool for tool in self.tools}
-        tool = self._by_name.get(name)
-        if tool is None:
-            return ToolAnswer(False, _undeclared(name, [t.name for t in self.tools]))
-        return tool.answer(args)
+        return self._answerer().answer(name, args)
+
+    async def aanswer(self, name: str, args: Any) -> ToolAnswer:
+        """`answer`, for code on the event loop (a world's async method is awaited)."""
+        return await self._answerer().aanswer(name, args)
+
+    def _answerer(self) -> ToolAnswerer:
+        if self.answerer is None:  # made on first use: most runs never call a tool through the context
+            self.answerer = ToolAnswerer(self.tools)
+        return self.answerer
 
     def call(self, name: str, args: Any = None, *, record: bool = True) -> ToolAnswer:
         """Call a declared tool: its canned answer (``ok`` and ``text``), recorded in `calls`.
@@ -109,16 +118,16 @@ class CaseContext:
         return result
 
     async def acall(self, name: str, args: Any = None, *, record: bool = True) -> ToolAnswer:
-        """`call`, for ``async def`` agents (the answer is computed at once; nothing blocks)."""
-        return self.call(name, args, record=record)
+        """`call`, for ``async def`` agents (a canned answer is computed at once; a world's async
+        method is awaited)."""
+        args = {} if args is None else args
+        result = await self.aanswer(name, args)
+        if record:
+            self.calls.append(ToolCall(name=name, args=args, result=result.text))
+        return result
 
 
-def _undeclared(name: str, declared: Sequence[str]) -> str:
-    if not declared:
-        return f"Error: no tool named `{name}`: the suite declares no tools"
-    close = difflib.get_close_matches(name, declared, n=1)
-    hint = f" (did you mean `{close[0]}`?)" if close else ""
-    return f"Error: no tool named `{name}`{hint}; declared tools: {', '.join(declared)}"
+_undeclared = undeclared  # the name this module's callers knew
 
 
 def with_recorded_calls(raw: Any, ctx: CaseContext) -> Any:

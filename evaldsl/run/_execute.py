@@ -70,6 +70,11 @@ async def execute_run(
     then); it is awaited here for the time left, as if this run had called the agent.
     """
     clock = clock if clock is not None else LoopClock()
+    if case.world is not None and called is None:  # v2: a fresh world instance for this run
+        from ._world_run import execute_world_run
+
+        return await execute_world_run(subject, case, index, pool=pool, judge=judge, predicates=predicates,
+                                       clock=clock)
     timeout = case.settings.timeout_s
     set_match_limit(timeout)  # for the agent's mock-tool `when` patterns too (the context reaches its thread)
     start = time.perf_counter() if called is None else called[2]

@@ -43,7 +43,7 @@ ErrorKind = Literal[
     "timeout", "agent_raised", "agent_error", "invalid_artifacts", "agent_protocol",
     "backend_http", "backend_overloaded", "backend_connection", "backend_protocol", "max_turns",
     "regex_timeout", "predicate_timeout", "judge_unreadable", "judge_missing", "scoring_error",
-    "cancelled", "executor",
+    "cancelled", "executor", "world_error",
 ]
 """Why a run is an error, for programs (`--resume`, `--lf`, dashboards): never parse the message.
 
@@ -62,7 +62,8 @@ ErrorKind = Literal[
   ``judge_missing``: a `judge` expectation ran without a judge; ``scoring_error``: an expectation
   raised while it was evaluated;
 - ``cancelled``: the run was cancelled (``-x`` stopped the run while it was in flight, or the agent
-  cancelled itself); ``executor``: the executor could not run it (a Ray worker died).
+  cancelled itself); ``executor``: the executor could not run it (a Ray worker died);
+- ``world_error``: the suite's world failed: its constructor, ``state()`` or ``close()`` raised (v2).
 """
 ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
 

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ..artifacts import RunArtifacts
 from ..compile._model import (
+    NO_STATE,
     CompiledCase,
     CompiledExpectation,
     EvalContext,
@@ -66,7 +67,7 @@ class NoJudge(RuntimeError):
 
 async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, world: Any, latency: float, *,
                     pool: DaemonPool, judge: JudgeFn | None, predicates: Mapping[str, PredicateFn] | None,
-                    clock: LoopClock, began: float) -> RunResult:
+                    clock: LoopClock, began: float, world_state: Any = NO_STATE) -> RunResult:
     """The run whose agent returned ``raw`` after ``latency`` seconds, scored: its artifacts made safe and
     every expectation evaluated (`execute_run`'s end, and the lanes' (`_lanes`) for each agent call they
     made). The loop time from ``began`` on is added to ``clock``. Suspends only for a judge."""
@@ -78,7 +79,7 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
         artifacts = _with_duration(artifacts, latency)
     predicates = subject.predicates if predicates is None else predicates
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
-                      predicates=predicates)
+                      predicates=predicates, world_state=world_state)
     try:  # scoring's loop time, from `began` on, is added to the clock by evaluate
         results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
                                               clock=clock, began=began)

@@ -547,6 +547,13 @@ class CustomPredicate(Node):
     args: tuple[Entry, ...] = ()
 
 
+class WorldState(Node):
+    """`world PATTERN` (v2): the world's state (its `state()`, else its public fields) matches PATTERN."""
+
+    kind: Literal["world_state"] = "world_state"
+    pattern: Pattern
+
+
 class Negation(Node):
     kind: Literal["negation"] = "negation"
     expr: Expr
@@ -566,7 +573,7 @@ Predicate = Union[
     Called, CalledAny, CalledSequence, CallsAre, OnlyCalled, FirstCall, LastCall,
     EveryCall, NoToolCalls, NoError, TextContains, TextIs, TextEmpty, TextStartsWith,
     TextEndsWith, TextMatches, NumberIs, NumberCompare, NumberBetween, FinalJson,
-    TokensAtMost, DurationAtMost, Judge, CustomPredicate,
+    TokensAtMost, DurationAtMost, Judge, CustomPredicate, WorldState,
 ]
 Expr = Annotated[Union[Predicate, Negation, AndExpr, OrExpr], Field(discriminator="kind")]
 
@@ -715,29 +722,80 @@ class ParamStmt(Node):
     description: Text | None = None
 
 
+class AnswerStep(Node):
+    """`then [returns|fails] "..."` (v2): a later answer of a sequence; its verb, when left
+    out, is the step's before (kept resolved here, so `action` is always set)."""
+
+    kind: Literal["answer_step"] = "answer_step"
+    action: Literal["returns", "fails"]
+    text: Text
+
+
 class WhenStmt(Node):
     kind: Literal["when_stmt"] = "when_stmt"
     args: Args
     action: Literal["returns", "fails"]
     text: Text
+    then: tuple[AnswerStep, ...] = ()
+    """The sequence's later answers (v2), in order; empty for one answer."""
 
 
 class OtherwiseStmt(Node):
     kind: Literal["otherwise_stmt"] = "otherwise_stmt"
     action: Literal["returns", "fails"]
     text: Text
+    then: tuple[AnswerStep, ...] = ()
+
+
+class UserStmt(Node):
+    """`user "..."` (v2): one user message of a conversation."""
+
+    kind: Literal["user_stmt"] = "user_stmt"
+    text: Text
+
+
+class SimulatedUserStmt(Node):
+    """`simulated user "..."` (v2): a model plays the user with these instructions."""
+
+    kind: Literal["simulated_user_stmt"] = "simulated_user_stmt"
+    text: Text
+
+
+class UserTurnsStmt(Node):
+    """`user turns N` (v2): the bound on a simulated user's messages (a setting)."""
+
+    kind: Literal["user_turns_stmt"] = "user_turns_stmt"
+    count: Num
+
+
+class WorldStmt(Node):
+    """`world "FILE.py:NAME"` (v2, suite only): tools backed by a Python class."""
+
+    kind: Literal["world_stmt"] = "world_stmt"
+    path: String
+
+
+class GivenStmt(Node):
+    """`given TOOL [with ARGS] returns/fails "..." [then ...]` (v2): this case's own answer."""
+
+    kind: Literal["given_stmt"] = "given_stmt"
+    tool: ToolRef
+    args: Args | None = None
+    action: Literal["returns", "fails"]
+    text: Text
+    then: tuple[AnswerStep, ...] = ()
 
 
 SettingStmt = Union[
     TagsStmt, RepeatStmt, PassRateStmt, TimeoutStmt, SystemStmt, ModeStmt,
-    MaxTurnsStmt, SkipStmt, XfailStmt,
+    MaxTurnsStmt, SkipStmt, XfailStmt, UserTurnsStmt,
 ]
 HeadStmt = Annotated[
-    Union[SettingStmt, SuiteStmt, DescriptionStmt, UseStmt, ExpectStmt],
+    Union[SettingStmt, SuiteStmt, DescriptionStmt, UseStmt, ExpectStmt, WorldStmt],
     Field(discriminator="kind"),
 ]
 CaseBodyStmt = Annotated[
-    Union[SettingStmt, PromptStmt, SetupStmt, ExpectStmt, ExamplesStmt],
+    Union[SettingStmt, PromptStmt, SetupStmt, ExpectStmt, ExamplesStmt, UserStmt, SimulatedUserStmt, GivenStmt],
     Field(discriminator="kind"),
 ]
 ToolBodyStmt = Annotated[
@@ -746,7 +804,7 @@ ToolBodyStmt = Annotated[
 Statement = Union[
     SettingStmt, SuiteStmt, DescriptionStmt, UseStmt, ExpectStmt, CaseStmt,
     PromptStmt, SetupStmt, ExamplesStmt, TableRow, ToolStmt, ParamStmt, WhenStmt,
-    OtherwiseStmt,
+    OtherwiseStmt, UserStmt, SimulatedUserStmt, UserTurnsStmt, WorldStmt, GivenStmt,
 ]
 
 

@@ -91,8 +91,12 @@ def _units(suite: a.Suite) -> list[_Unit]:
     for item in suite.items:
         if isinstance(item, (a.Case, a.Tool)):
             units.append(_unit(item, 0, header=True))
+            in_turn = False  # below a `user` line (v2), a turn's expectations stand 2 spaces further in
             for stmt in item.body:
-                units.extend(_statement(stmt, BODY_INDENT))
+                if isinstance(stmt, (a.UserStmt, a.SimulatedUserStmt)):
+                    in_turn = isinstance(stmt, a.UserStmt)
+                turn = in_turn and isinstance(stmt, a.ExpectStmt)
+                units.extend(_statement(stmt, BODY_INDENT * (2 if turn else 1)))
         else:
             units.extend(_statement(item, 0))
     previous = 0

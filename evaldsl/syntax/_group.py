@@ -13,17 +13,18 @@ from typing import Any
 from . import _ast as a
 from ._diagnostics import Diagnostic, error, warning
 
-_SUITE_ONLY = (a.SuiteStmt, a.DescriptionStmt, a.UseStmt)
+_SUITE_ONLY = (a.SuiteStmt, a.DescriptionStmt, a.UseStmt, a.WorldStmt)
 _SETTINGS = (
     a.TagsStmt, a.RepeatStmt, a.PassRateStmt, a.TimeoutStmt, a.SystemStmt,
-    a.ModeStmt, a.MaxTurnsStmt, a.SkipStmt, a.XfailStmt,
+    a.ModeStmt, a.MaxTurnsStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt,
 )
-_CASE_ONLY = (a.PromptStmt, a.SetupStmt, a.ExamplesStmt)
+_CASE_ONLY = (a.PromptStmt, a.SetupStmt, a.ExamplesStmt, a.UserStmt, a.SimulatedUserStmt, a.GivenStmt)
 _TOOL_BODY = (a.ParamStmt, a.WhenStmt, a.OtherwiseStmt)
 _WORD: dict[type, str] = {
     a.SuiteStmt: "suite", a.DescriptionStmt: "description", a.UseStmt: "use",
     a.PromptStmt: "prompt", a.SetupStmt: "setup", a.ExamplesStmt: "examples",
     a.ParamStmt: "param", a.WhenStmt: "when", a.OtherwiseStmt: "otherwise",
+    a.WorldStmt: "world", a.UserStmt: "user", a.SimulatedUserStmt: "simulated user", a.GivenStmt: "given",
 }
 
 

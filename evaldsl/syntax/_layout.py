@@ -94,6 +94,8 @@ class Seg:
 
 def segments(stmt: Any) -> list[Seg]:
     """A statement cut where a continuation line may start."""
+    if isinstance(stmt, (a.WhenStmt, a.OtherwiseStmt, a.GivenStmt)) and stmt.then:
+        return _sequence(stmt)
     if not isinstance(stmt, a.ExpectStmt):
         return [Seg("", stmt)]
     segs = _chain(stmt.expectation.expr, "")
@@ -103,6 +105,21 @@ def segments(stmt: Any) -> list[Seg]:
         more[-1].suffix += " for " + render(fallback.credit)
         segs += more
     return segs
+
+
+def _sequence(stmt: Any) -> list[Seg]:
+    """An answer sequence (v2) cut before each `then`, as a call chain is: the line up to its
+    first answer, then each later step (its verb only where it changes, as `unparse` writes it)."""
+    span = stmt.span
+    if span is not None and stmt.text.span is not None:
+        span = a.span(span.file, span.line, span.column, stmt.text.span.end_line, stmt.text.span.end_column)
+    out = [Seg("", a.replaced(stmt, then=(), span=span))]
+    action = stmt.action
+    for step in stmt.then:
+        verb = "" if step.action == action else step.action + " "
+        out.append(Seg("then " + verb, step.text, "then"))
+        action = step.action
+    return out
 
 
 def _chain(node: Any, kind: str) -> list[Seg]:

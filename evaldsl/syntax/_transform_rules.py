@@ -141,6 +141,13 @@ class RuleMethods:
         self._unique_keys(entries)
         return self._node(a.CustomPredicate, meta, name=c[0], args=entries)
 
+    def world_state(self, meta: Any, c: list) -> a.WorldState:
+        return self._node(a.WorldState, meta, pattern=c[0])
+
+    def world_predicate(self, meta: Any, c: list) -> a.CustomPredicate:
+        """A v1 custom predicate named `world`: `world(...)` still calls it (`world` before `(`)."""
+        return self.custom_predicate(meta, ["world", *c])
+
     # ---- statements -----------------------------------------------------------
     def suite_stmt(self, meta: Any, c: list) -> a.SuiteStmt:
         return self._node(a.SuiteStmt, meta, name=c[0])
@@ -215,7 +222,40 @@ class RuleMethods:
         return self._node(a.OneOfType, meta, values=tuple(x for x in c if x is not None))
 
     def when_stmt(self, meta: Any, c: list) -> a.WhenStmt:
-        return self._node(a.WhenStmt, meta, args=c[0], action=c[1], text=c[2])
+        return self._node(a.WhenStmt, meta, args=c[0], action=c[1], text=c[2], then=_steps(c[1], c[3:]))
 
     def otherwise_stmt(self, meta: Any, c: list) -> a.OtherwiseStmt:
-        return self._node(a.OtherwiseStmt, meta, action=c[0], text=c[1])
+        return self._node(a.OtherwiseStmt, meta, action=c[0], text=c[1], then=_steps(c[0], c[2:]))
+
+    # ---- v2: conversations, tool answers, worlds ------------------------------
+    def answer_step(self, meta: Any, c: list) -> a.AnswerStep:
+        """A step whose verb is left out gets None here; `_steps` fills in the one before it."""
+        return self._node(a.AnswerStep, meta, action=c[0], text=c[1])
+
+    def user_stmt(self, meta: Any, c: list) -> a.UserStmt:
+        return self._node(a.UserStmt, meta, text=c[0])
+
+    def simulated_user_stmt(self, meta: Any, c: list) -> a.SimulatedUserStmt:
+        return self._node(a.SimulatedUserStmt, meta, text=c[0])
+
+    def user_turns_stmt(self, meta: Any, c: list) -> a.UserTurnsStmt:
+        return self._node(a.UserTurnsStmt, meta, count=c[0])
+
+    def world_stmt(self, meta: Any, c: list) -> a.WorldStmt:
+        return self._node(a.WorldStmt, meta, path=self.string_token(c[0]))
+
+    def given_stmt(self, meta: Any, c: list) -> a.GivenStmt:
+        return self._node(a.GivenStmt, meta, tool=c[0], args=c[1], action=c[2], text=c[3],
+                          then=_steps(c[2], c[4:]))
+
+
+def _steps(first: str, steps: list) -> tuple[a.AnswerStep, ...]:
+    """The later steps of a sequence, each step without a verb given the verb of the step before."""
+    out = []
+    action = first
+    for step in steps:
+        if step.action is None:
+            step = a.replaced(step, action=action)
+        action = step.action
+        out.append(step)
+    return tuple(out)

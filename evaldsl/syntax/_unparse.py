@@ -41,13 +41,17 @@ KEYWORDS = frozenset({
     "above", "absent", "and", "any", "are", "array", "at", "below", "between", "call",
     "called", "calls", "case", "contains", "description", "duration", "else", "empty", "ends",
     "error", "every", "examples", "expect", "fails", "false", "final", "first", "for", "from",
-    "ignoring", "is", "json", "judge", "last", "least", "matches", "max", "mode", "most", "no",
+    "given", "ignoring", "is", "json", "judge", "last", "least", "matches", "max", "mode", "most", "no",
     "not", "null", "number", "of", "once", "one", "only", "or", "otherwise", "param", "pass",
-    "prompt", "rate", "repeat", "returns", "setup", "skip", "starts", "suite", "system",
+    "prompt", "rate", "repeat", "returns", "setup", "simulated", "skip", "starts", "suite", "system",
     "tags", "text", "then", "timeout", "times", "tokens", "tool", "true", "turns", "twice",
-    "use", "when", "with", "within", "xfail",
+    "use", "user", "when", "with", "within", "world", "xfail",
 })
 """Every quoted word of grammar/evl.lark (a test keeps the two in step)."""
+QUOTED_WORDS = KEYWORDS - {"given", "simulated", "user", "world"}
+"""The keywords a name is quoted for. Version 2's words start a statement (or, `world`, a
+predicate, where `world(` still calls a custom predicate) and never stand where a name or a
+value does, so a version 1 file's tool, key or word `user` keeps its bare spelling in `fmt`."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
@@ -125,7 +129,7 @@ def quote(value: str) -> str:
 
 def name(value: str) -> str:
     """A tool name, key or predicate name: bare when it can be, else a JSON string."""
-    if value in KEYWORDS or not _NAME.fullmatch(value):
+    if value in QUOTED_WORDS or not _NAME.fullmatch(value):
         return quote(value)
     return value
 
@@ -369,8 +373,30 @@ _on(a.ExamplesStmt)(lambda un, n: "examples" + un.opt(" from ", n.source))
 _on(a.SimpleType)(lambda un, n: n.name)
 _on(a.ArrayType)(lambda un, n: "array" + un.opt(" of ", n.of))
 _on(a.ToolStmt, a.Tool)(lambda un, n: f"tool {un(n.name)}{un.opt(' ', n.description)}")
-_on(a.WhenStmt)(lambda un, n: f"when {un(n.args)} {n.action} {un(n.text)}")
-_on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}")
+_on(a.WhenStmt)(lambda un, n: f"when {un(n.args)} {n.action} {un(n.text)}{_then(un, n)}")
+_on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}{_then(un, n)}")
+
+# v2: conversations, tool answers, worlds
+_on(a.WorldState)(lambda un, n: "world " + un(n.pattern))
+_on(a.UserStmt)(lambda un, n: "user " + un(n.text))
+_on(a.SimulatedUserStmt)(lambda un, n: "simulated user " + un(n.text))
+_on(a.UserTurnsStmt)(lambda un, n: "user turns " + un(n.count))
+_on(a.WorldStmt)(lambda un, n: "world " + un(n.path))
+_on(a.AnswerStep)(lambda un, n: f"then {n.action} {un(n.text)}")
+
+
+@_on(a.GivenStmt)
+def _given(un: _Unparser, n: a.GivenStmt) -> str:
+    return f"given {un(n.tool)}{un.opt(' with ', n.args)} {n.action} {un(n.text)}{_then(un, n)}"
+
+
+def _then(un: _Unparser, n: Any) -> str:
+    """A sequence's later steps; a step's verb only where it differs from the step's before."""
+    out, action = [], n.action
+    for step in n.then:
+        out.append(f" then {un(step.text)}" if step.action == action else f" then {step.action} {un(step.text)}")
+        action = step.action
+    return "".join(out)
 
 
 @_on(a.ParamStmt)
