@@ -43,8 +43,9 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
     last = words[-1] if words else ""
     if not words:
         return _keywords(_statements(lines, line))
-    if last in ("called", "call", "then", "are") or last.endswith(",") and "only" in words:
-        extra = [Completion("any tool", "keyword")] if last in ("called", "then") else []
+    if (last in ("called", "call", "then", "are") or last.endswith(",") and ("only" in words or words[0] == "tools")
+            or words[0] == "tools" and len(words) == 1 or last.endswith("[") and ("called" in words or "are" in words)):
+        extra = [Completion("any tool", "keyword")] if last in ("called", "then") or last.endswith("[") else []
         return extra + [Completion(t.name, "tool", t.declaration.split("\n")[0]) for t in outline.tools.values()]
     if last in ("expect", "not", "and", "or", "else", "(") or head.rstrip().endswith("("):
         return _keywords(_words.PREDICATES)
@@ -56,6 +57,10 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
         return _keywords(_words.AFTER_FINAL_NUMBER)
     if last == "mode":
         return _keywords(_words.MODES)
+    if last.endswith("]") and ("called" in words or "are" in words):
+        return _keywords(_words.AFTER_STEP_LIST)
+    if last == "with":
+        return _keywords(_words.AFTER_WITH)
     if words[0] == "param" and last.endswith(":"):
         return _keywords(_words.PARAM_TYPES)
     return []
