@@ -42,6 +42,7 @@ from ._model import (
 from ._positions import ByPosition
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
+from ._validate import without_tools
 from ._values import to_python, to_text
 
 Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
@@ -386,6 +387,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         problems, warnings, needs_judge = lint(node, tools, session.predicates)
         if not session.has_world and session.predicates is None:
             problems += world_without_world(node)
+        if not tools and not session.has_world:
+            warnings += without_tools(node)  # v2: `valid arguments` with nothing to validate against
         session.warn(warnings)
         for problem in problems[1:]:
             session.problem(problem, stmt)

@@ -26,6 +26,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..syntax import _ast as a
+from ..syntax._diagnostics import Diagnostic, warning
 from ._model import EvalContext, Outcome
 from ._values import shorten
 
@@ -122,6 +124,15 @@ def call_problems(offered: Mapping[str, Any], name: str, args: Any) -> list[str]
     if why is not None:
         return [why]
     return arg_problems(tool.parameters, values, unknown=True)
+
+
+def without_tools(node: Any) -> list[Diagnostic]:
+    """W308 for each `valid arguments` of an expectation in a suite that declares no tools: every call
+    would fail it (no call is to a declared tool), which is surely not what was meant."""
+    return [warning("W308", "`valid arguments` in a suite that declares no tools: every call will fail it",
+                    n.span, help="declare the tools the agent may call (`tool NAME` with its `param` lines, "
+                    "or `use` a file that does), or drop this expectation")
+            for n in a.walk(node) if isinstance(n, a.ValidArguments)]
 
 
 class ValidArguments:
