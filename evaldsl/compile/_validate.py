@@ -119,7 +119,7 @@ def call_problems(offered: Mapping[str, Any], name: str, args: Any) -> list[str]
     if tool is None:
         close = difflib.get_close_matches(name, list(offered), n=1)
         hint = f" (did you mean `{close[0]}`?)" if close else ""
-        return [f"`{name}` is no offered tool{hint}; offered: {', '.join(offered) or '(none)'}"]
+        return [f"`{name}` is not an offered tool{hint}; offered: {', '.join(offered) or '(none)'}"]
     values, why = decoded(args)
     if why is not None:
         return [why]

@@ -29,7 +29,7 @@ _TERMINAL_WORDS = {
     "REGEX": "a regex such as `/pattern/i`", "_NL": "the end of the line",
     "$END": "the end of the file", "_LANGLE": "`<`", "_RANGLE": "`>`", "_LSQB": "`[`",
     "_RSQB": "`]`", "_LBRACE": "`{`", "_RBRACE": "`}`", "_LPAR": "`(`", "_RPAR": "`)`",
-    "COMMA": "`,`", "COLON": "`:`", "VBAR": "`|`", "OPTIONAL": "`?`",
+    "COMMA": "`,`", "COLON": "`:`", "VBAR": "`|`", "OPTIONAL": "`?`", "_POR": "`or`", "_PAND": "`and`",
 }
 _CLOSER = {"<": ">", "[": "]", "{": "}", "(": ")"}
 _FIRST_WORD = re.compile(r"[ \t\f\r]*([A-Za-z]+|\|)(?![A-Za-z0-9_.\-])[ \t\f\r]*([:,>\])}]?)")
