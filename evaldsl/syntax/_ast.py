@@ -414,12 +414,15 @@ Pattern = Annotated[
 Args = Annotated[
     Union[
         ObjectPattern, OnlyPattern, PatternNegation, PatternAnd, PatternOr, Placeholder,
+        EqualsPattern, WithinPattern, ArrayPattern, AnyPattern, AbsentPattern, ContainsPattern,
+        StartsWithPattern, EndsWithPattern, MatchesPattern, OneOfPattern, ComparePattern,
+        BetweenPattern, LooselyPattern,
     ],
     Field(discriminator="kind"),
 ]
 """After `with` (v2): a pattern over object patterns (`<...>`, `only <...>`, and `or` / `and` /
-`not` and parentheses over them). The parser also lets other patterns stand in parentheses, for
-the compiler to report (E255)."""
+`not` and parentheses over them), or `$name`. The parser also lets any other pattern stand in
+parentheses (`with (any)`), for the compiler to report (E255)."""
 
 
 # ------------------------------------------------------------ predicates --
