@@ -102,7 +102,7 @@ def _body_line(stmt: Any, name: str, filename: str, properties: dict[str, Any], 
         if not stmt.optional:
             required.append(stmt.name)
     elif isinstance(stmt, a.WhenStmt):
-        if not isinstance(stmt.args, a.ObjectPattern):
+        if isinstance(stmt.args, a.Placeholder):  # (v2 patterns over objects go on to `compile_args`)
             raise CompileProblem("`when` needs an argument pattern such as <path: any>", stmt, code="E201")
         whens.append(AnswerRule(compile_args(stmt.args), answer_steps(stmt), name, filename, line))
     else:

@@ -29,7 +29,7 @@ _TERMINAL_WORDS = {
     "REGEX": "a regex such as `/pattern/i`", "_NL": "the end of the line",
     "$END": "the end of the file", "_LANGLE": "`<`", "_RANGLE": "`>`", "_LSQB": "`[`",
     "_RSQB": "`]`", "_LBRACE": "`{`", "_RBRACE": "`}`", "_LPAR": "`(`", "_RPAR": "`)`",
-    "COMMA": "`,`", "COLON": "`:`", "VBAR": "`|`", "OPTIONAL": "`?`", "_POR": "`or`", "_PAND": "`and`",
+    "COMMA": "`,`", "COLON": "`:`", "VBAR": "`|`", "OPTIONAL": "`?`",
 }
 _CLOSER = {"<": ">", "[": "]", "{": "}", "(": ")"}
 _FIRST_WORD = re.compile(r"[ \t\f\r]*([A-Za-z]+|\|)(?![A-Za-z0-9_.\-])[ \t\f\r]*([:,>\])}]?)")
@@ -265,8 +265,13 @@ def _clip(s: str, limit: int = 40) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
+_PATTERN_WORDS = {"_POR": "or", "_PAND": "and"}
+"""The postlexer's `or` / `and` of object patterns (v2), as the words a user writes."""
+
+
 def _expected_words(expected: set[str], keywords: dict[str, str]) -> tuple[list[str], str]:
-    words = sorted({keywords[t] for t in expected if t in keywords})
+    words = sorted({keywords[t] for t in expected if t in keywords} | {_PATTERN_WORDS[t] for t in expected
+                                                                        if t in _PATTERN_WORDS})
     others = [_TERMINAL_WORDS[t] for t in sorted(expected) if t in _TERMINAL_WORDS and t != "_NL"]
     if "_NL" in expected:
         others.append(_TERMINAL_WORDS["_NL"])

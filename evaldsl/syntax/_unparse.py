@@ -428,7 +428,7 @@ _on(a.ExamplesStmt)(lambda un, n: "examples" + un.opt(" from ", n.source))
 _on(a.SimpleType)(lambda un, n: n.name)
 _on(a.ArrayType)(lambda un, n: "array" + un.opt(" of ", n.of))
 _on(a.ToolStmt, a.Tool)(lambda un, n: f"tool {un(n.name)}{un.opt(' ', n.description)}")
-_on(a.WhenStmt)(lambda un, n: f"when {_args_atom(un, n.args)} {n.action} {un(n.text)}{_then(un, n)}")
+_on(a.WhenStmt)(lambda un, n: f"when {call_args(un, n.args)} {n.action} {un(n.text)}{_then(un, n)}")
 _on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}{_then(un, n)}")
 
 # v2: conversations, tool answers, worlds
@@ -443,7 +443,7 @@ _on(a.AnswerStep)(lambda un, n: f"then {n.action} {un(n.text)}")
 
 @_on(a.GivenStmt)
 def _given(un: _Unparser, n: a.GivenStmt) -> str:
-    given_args = "" if n.args is None else " with " + _args_atom(un, n.args)
+    given_args = _with(un, n.args)
     return f"given {un(n.tool)}{given_args} {n.action} {un(n.text)}{_then(un, n)}"
 
 

@@ -4,6 +4,7 @@ patterns after `with`, `[...] in any order`, `valid arguments`, the `tools` sett
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from evaldsl.compile._model import EvalContext
 from evaldsl.compile._validate import arg_problems, decoded, is_integer, type_error
 from evaldsl.syntax import _ast as a
 
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = '''
 tool get_stock "A quote"
   param symbol?: string
@@ -338,3 +340,23 @@ def test_rescoring_knows_the_tools() -> None:
     new = evaldsl.compile(TOOLS + 'case "c"\n  prompt "p"\n  expect valid arguments\n')
     report = rescore(record, [new]).report
     assert "must be an integer" in report.cases[0].runs[0].expectations[0].detail
+
+
+def test_the_ast_json_schema_covers_the_new_forms() -> None:
+    text = (ROOT / "tests" / "golden" / "ast" / "precise.evl").read_text(encoding="utf-8")
+    suite = evaldsl.parse(text)
+    assert a.Suite.model_validate_json(suite.model_dump_json()) == suite  # the schema's models read it back
+    defs = a.Suite.model_json_schema()["$defs"]
+    for name in ("OnlyPattern", "LooselyPattern", "CalledAnyOrder", "CallsAreAnyOrder", "ValidArguments", "ToolsStmt"):
+        assert name in defs
+
+
+def test_when_and_given_take_the_patterns_with_takes() -> None:
+    tools = ('tool t\n  when <a: 1> or <b: 1> returns "x"\n  when not <a: 2> and only <a: any> returns "y"\n'
+             '  otherwise returns "z"\n')
+    tool = evaldsl.compile(tools).tools[0]
+    assert [tool.answer(v).text for v in ({"b": 1}, {"a": 3}, {"a": 3, "c": 1}, {"a": 2})] == ["x", "y", "z", "z"]
+    suite = evaldsl.compile(tools + 'case "c"\n  prompt "p"\n  given t with only <a: 5> or <c: 5> returns "g"\n'
+                            '  expect no error\n')
+    ctx = CaseContext.for_case(suite.cases[0])
+    assert [ctx.call("t", v).text for v in ({"a": 5}, {"c": 5, "d": 1}, {"a": 5, "d": 1})] == ["g", "g", "z"]
