@@ -43,9 +43,10 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
     last = words[-1] if words else ""
     if not words:
         return _keywords(_statements(lines, line))
+    in_list = ("called" in words or "are" in words) and head.rfind("[") > head.rfind("]")  # v2: `called [a, `
     if (last in ("called", "call", "then", "are") or last.endswith(",") and ("only" in words or words[0] == "tools")
-            or words[0] == "tools" and len(words) == 1 or last.endswith("[") and ("called" in words or "are" in words)):
-        extra = [Completion("any tool", "keyword")] if last in ("called", "then") or last.endswith("[") else []
+            or words[0] == "tools" and len(words) == 1 or in_list and last.endswith(("[", ","))):
+        extra = [Completion("any tool", "keyword")] if last in ("called", "then") or in_list else []
         return extra + [Completion(t.name, "tool", t.declaration.split("\n")[0]) for t in outline.tools.values()]
     if last in ("expect", "not", "and", "or", "else", "(") or head.rstrip().endswith("("):
         return _keywords(_words.PREDICATES)
