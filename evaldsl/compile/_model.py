@@ -416,6 +416,7 @@ class CompiledSuite:
                         "skip": c.settings.skip,
                         "xfail": c.settings.xfail,
                         "tags": list(c.settings.tags),
+                        "tools": None if c.settings.tools is None else list(c.settings.tools),
                     },
                     "expectations": [
                         {"label": e.label, "line": e.line, "from_suite": e.from_suite}
