@@ -42,7 +42,7 @@ def sample() -> EvalReport:
 def test_record_round_trips_through_json() -> None:
     report = sample()
     data = json.loads(report.model_dump_json())
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     assert set(data) == {"schema_version", "meta", "summary", "cases"}
     run = data["cases"][1]["runs"][0]
     assert set(run) == {"index", "passed", "score", "latency_s", "error", "expectations", "artifacts", "warnings"}
