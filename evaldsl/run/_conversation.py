@@ -67,18 +67,21 @@ class ConversationUsage(ValueError):
     user has no model. A usage error (exit code 4), raised before any case runs."""
 
 
-def refusals(subject: Subject, cases: Any, *, user: Any, one_shot: bool = False) -> list[str]:
+def refusals(subject: Subject, cases: Any, *, user: Any) -> list[str]:
     """Why each conversation case cannot run with this agent and simulated-user model (empty: all can).
 
     Args:
-        subject: the agent or harness.
-        cases: the compiled cases to run.
+        subject: the agent or harness; one whose object says ``one_shot`` (a command agent with
+            ``{prompt}``) takes one prompt only, as does one whose ``run`` takes no case context.
+        cases: the compiled cases to run (outlines do: only their shape is read).
         user: the simulated user's model (None: `--user-model` was not given).
-        one_shot: the agent takes one prompt only (a command agent with ``{prompt}``).
     """
+    from ..compile._model import outlined
+
     out: list[str] = []
-    takes = subject.context and not one_shot and getattr(subject, "conversations", True)
-    for case in cases:
+    one_shot = getattr(getattr(subject.run, "__self__", None), "one_shot", False) is True
+    takes = subject.context and not one_shot
+    for case in outlined(cases, labels=False):
         if case.settings.skip is not None:
             continue
         where = f"{case.file}:{case.line}: case {case.name!r}"
@@ -94,9 +97,9 @@ def refusals(subject: Subject, cases: Any, *, user: Any, one_shot: bool = False)
     return out
 
 
-def check_conversations(subject: Subject, cases: Any, *, user: Any, one_shot: bool = False) -> None:
+def check_conversations(subject: Subject, cases: Any, *, user: Any) -> None:
     """Raise `ConversationUsage` listing every case `refusals` finds (at most ten shown)."""
-    found = refusals(subject, cases, user=user, one_shot=one_shot)
+    found = refusals(subject, cases, user=user)
     if found:
         more = f"\n(and {len(found) - 10} more)" if len(found) > 10 else ""
         raise ConversationUsage("\n".join(found[:10]) + more)

@@ -285,6 +285,9 @@ class RunMeta(_Model):
     """A model run's endpoint: provider, model, base_url, sampling (never a key)."""
     judge: dict[str, Any] | None = None
     """The judge's provider, model, base_url and template (null: the shipped one), when one was named."""
+    user_model: dict[str, Any] | None = None
+    """The simulated user's provider, model, base_url and template (null: the shipped one), when
+    ``--user-model`` named one (v3)."""
     cache: dict[str, Any] | None = None
     """The response cache of a run that called models: directory, hits, misses (null: off or unused)."""
     suite_version: str | None = None
