@@ -373,49 +373,67 @@ def _scored_nothing(conv: Conversation, index: int) -> RunResult:
 async def _score(conv: Conversation, latency: float, judge: JudgeFn | None,
                  predicates: Mapping[str, PredicateFn] | None, clock: LoopClock) -> RunResult:
     """Step 5 of the module docstring."""
-    case, subject = conv.case, conv.subject
-    predicates = subject.predicates if predicates is None else predicates
-    timeout = case.settings.timeout_s
-    results: list[ExpectationResult] = []
-    eval_error: ErrorInfo | None = None
-    judged = [t for t in conv.turns if t.artifacts is not None]
-    history: list[dict[str, Any]] = []
-    try:
-        for turn in conv.turns:
-            scoped = case.turns[turn.number - 1].expectations if turn.number <= len(case.turns) else ()
-            history.append({"role": "user", "content": turn.message})
-            if turn.artifacts is not None and scoped:
-                ctx = EvalContext(artifacts=turn.artifacts, prompt=conversation_prompt(history), world=conv.seen,
-                                  duration_s=turn.latency, judge=judge, predicates=predicates,
-                                  world_state=turn.state)
-                found, error = await evaluate(scoped, ctx, pool=conv.pool, timeout=timeout, clock=clock,
-                                              turn=turn.number)
-                results.extend(found)
-                eval_error = eval_error or error
-            if turn.artifacts is not None:
-                history.extend(turn_messages(turn.message, turn.artifacts, turn.number))
-        whole = merged(judged)
-        if whole is not None and case.expectations:
-            first = conv.turns[0].message if conv.turns else case.prompt
-            prompt = first if len(conv.turns) == 1 else conversation_prompt(history)
-            state = judged[-1].state if judged else NO_STATE
-            ctx = EvalContext(artifacts=whole, prompt=prompt, world=conv.seen,
-                              duration_s=sum(t.latency for t in judged), judge=judge, predicates=predicates,
-                              world_state=state)
-            found, error = await evaluate(case.expectations, ctx, pool=conv.pool, timeout=timeout, clock=clock)
-            results.extend(found)
-            eval_error = eval_error or error
-    finally:
-        disarm_matches()
-    results.sort(key=lambda r: r.line)  # the order they are written in: whole-conversation ones above the turns
+    predicates = conv.subject.predicates if predicates is None else predicates
+    results, eval_error = await score_turns(conv.case, conv.turns, conv.seen, judge=judge, predicates=predicates,
+                                            pool=conv.pool, clock=clock)
     error = conv.error or eval_error
     score, passed = 1.0, error is None
     for result in results:
         score *= result.credit
         passed = passed and result.passed
     warnings = [w for t in conv.turns for w in t.warnings]
+    judged = [t for t in conv.turns if t.artifacts is not None]
     return run_result(conv.index, passed, 0.0 if error else score, latency, error, results, merged(judged),
                       warnings, conv.results())
+
+
+async def score_turns(case: CompiledCase, turns: list[_Turn], world: Any, *, judge: JudgeFn | None,
+                      predicates: Mapping[str, PredicateFn], pool: DaemonPool,
+                      clock: LoopClock | None = None) -> tuple[list[ExpectationResult], ErrorInfo | None]:
+    """Every expectation of a conversation's case over its turns (a run's, or a record's for `rescore`): each
+    turn's own on that turn, the whole conversation's on the turns merged; in the order they are written."""
+    timeout = case.settings.timeout_s
+    results: list[ExpectationResult] = []
+    eval_error: ErrorInfo | None = None
+    judged = [t for t in turns if t.artifacts is not None]
+    history: list[dict[str, Any]] = []
+    try:
+        for turn in turns:
+            scoped = case.turns[turn.number - 1].expectations if turn.number <= len(case.turns) else ()
+            history.append({"role": "user", "content": turn.message})
+            if turn.artifacts is not None and scoped:
+                ctx = EvalContext(artifacts=turn.artifacts, prompt=conversation_prompt(history), world=world,
+                                  duration_s=turn.latency, judge=judge, predicates=predicates,
+                                  world_state=turn.state)
+                found, error = await evaluate(scoped, ctx, pool=pool, timeout=timeout, clock=clock, turn=turn.number)
+                results.extend(found)
+                eval_error = eval_error or error
+            if turn.artifacts is not None:
+                history.extend(turn_messages(turn.message, turn.artifacts, turn.number))
+        whole = merged(judged)
+        if whole is not None and case.expectations:
+            prompt = turns[0].message if len(turns) == 1 else conversation_prompt(history)
+            ctx = EvalContext(artifacts=whole, prompt=prompt, world=world,
+                              duration_s=sum(t.latency for t in judged), judge=judge, predicates=predicates,
+                              world_state=judged[-1].state)
+            found, error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock)
+            results.extend(found)
+            eval_error = eval_error or error
+    finally:
+        disarm_matches()
+    results.sort(key=lambda r: r.line)  # the order they are written in: whole-conversation ones above the turns
+    return results, eval_error
+
+
+def recorded_turns(conversation: ConversationResult, case: CompiledCase) -> list[_Turn]:
+    """A record's turns as `score_turns` takes them (`rescore`)."""
+    out = []
+    for t in conversation.turns:
+        turn = _Turn(t.turn, t.message, t.simulated)
+        turn.artifacts, turn.latency = t.artifacts, t.latency_s
+        turn.state = t.world_state if (t.world_state is not None or case.world is not None) else NO_STATE
+        out.append(turn)
+    return out
 
 
 def merged(turns: list[_Turn]) -> RunArtifacts | None:

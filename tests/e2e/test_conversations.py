@@ -300,3 +300,28 @@ def test_a_conversation_for_an_agent_that_takes_one_prompt_is_a_usage_error(
     assert code == 4, out + err
     assert "shop.evl:4: case 'refunds in two turns' is a conversation" in err
     assert "run(message, ctx)" in err
+
+
+def test_rescore_judges_a_conversation_again_from_its_stored_turns_and_world_states(
+    openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    openai_server.reply = shop_agent
+    code, out, err = run(capsys, "shop.evl", "--model", "openai:agent", "--base-url", openai_server.base_url,
+                         "--json", "rec.json", "--no-cache")
+    assert code == 0, out + err
+    sent = len(openai_server.requests)
+    # the turn-1 state said "delivered"; a changed expectation is judged on the stored state
+    (tmp_path / "shop.evl").write_text(SHOP.replace("expect world <orders: [<status: delivered>]>",
+                                                    "expect world <orders: [<status: refunded>]>"))
+    code = main(["rescore", "rec.json", "shop.evl", "-o", "new.json"])
+    capsys.readouterr()
+    assert code == 1 and len(openai_server.requests) == sent  # nothing was asked of the model again
+    run0 = json.loads((tmp_path / "new.json").read_text())["cases"][0]["runs"][0]
+    failed = [(e["turn"], e["label"]) for e in run0["expectations"] if not e["passed"]]
+    assert failed == [(1, "world <orders: [<status: refunded>]>")]
+    assert run0["conversation"]["turns"][1]["world_state"]["orders"][0]["status"] == "refunded"
+    # a changed message makes the case stale: the stored answers answer another conversation
+    (tmp_path / "shop.evl").write_text(SHOP.replace('user "Yes, the blue one"', 'user "No, thanks"'))
+    code = main(["rescore", "rec.json", "shop.evl", "-o", "new2.json"])
+    out, err = capsys.readouterr()
+    assert "the conversation changed" in out + err
