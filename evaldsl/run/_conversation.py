@@ -459,14 +459,16 @@ def merged(turns: list[_Turn]) -> RunArtifacts | None:
 
 def turn_messages(message: str, artifacts: RunArtifacts, turn: int) -> list[dict[str, Any]]:
     """The agent's side of one turn as chat messages: its own transcript from this turn's user message
-    on, when it is made of chat messages; else its calls (an assistant message with ``tool_calls`` and
+    on, when it is made of chat messages that hold its calls; else its calls (an assistant message with ``tool_calls`` and
     a ``tool`` message each) and its reply."""
     transcript = artifacts.transcript
     for i in range(len(transcript) - 1, -1, -1):
         item = transcript[i]
         if isinstance(item, dict) and item.get("role") == "user" and item.get("content") == message:
             rest = transcript[i + 1:]
-            if rest and all(isinstance(m, dict) and m.get("role") in ("assistant", "tool") for m in rest):
+            chat = all(isinstance(m, dict) and m.get("role") in ("assistant", "tool") for m in rest)
+            shown = sum(len(m.get("tool_calls") or ()) for m in rest if isinstance(m, dict))
+            if rest and chat and shown >= len(artifacts.tool_calls):  # it holds the calls too
                 return [dict(m) for m in rest]
             break
     out: list[dict[str, Any]] = []

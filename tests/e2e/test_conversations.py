@@ -325,3 +325,47 @@ def test_rescore_judges_a_conversation_again_from_its_stored_turns_and_world_sta
     code = main(["rescore", "rec.json", "shop.evl", "-o", "new2.json"])
     out, err = capsys.readouterr()
     assert "the conversation changed" in out + err
+
+
+LINE_AGENT = r"""
+import json, sys
+for raw in sys.stdin:
+    line = json.loads(raw)
+    roles = [m["role"] for m in line["messages"]]
+    if line["turn"] == 1:
+        print(json.dumps({"type": "tool_call", "name": "lookup_order", "args": {"id": 42}, "result": "blue"}))
+        print(json.dumps({"type": "reply", "content": "The blue shirt. Refund it?", "tokens": 5}))
+    else:
+        print(json.dumps({"type": "tool_call", "name": "refund_order", "args": {"id": 42}, "result": "ok"}))
+        print(json.dumps({"type": "reply", "content": "refunded; I saw " + ",".join(roles), "tokens": 7}))
+    sys.stdout.flush()
+"""
+
+
+def test_a_command_agent_holds_the_conversation_in_one_process_each_turn_its_own_calls(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import sys
+
+    (tmp_path / "line_agent.py").write_text(LINE_AGENT)
+    (tmp_path / "shop.evl").write_text(SHOP.replace("    expect world <orders: [<status: delivered>]>\n", "")
+                                       .replace("    expect world <orders: [<id: 42, status: refunded>]>\n", "")
+                                       .replace("  expect world <orders: [<id: 42>]>", "")
+                                       .replace('world "shop_world.py:Shop"', 'tool lookup_order "Look up"\n'
+                                                '  param id: integer\ntool refund_order "Refund"\n  param id: integer'))
+    code, out, err = run(capsys, "shop.evl", "--agent-cmd", f"{sys.executable} line_agent.py", "--json", "rec.json")
+    assert code == 0, out + err
+    run0 = json.loads((tmp_path / "rec.json").read_text())["cases"][0]["runs"][0]
+    turns = run0["conversation"]["turns"]
+    assert [[c["name"] for c in t["artifacts"]["tool_calls"]] for t in turns] == [["lookup_order"], ["refund_order"]]
+    assert [t["artifacts"]["tokens"] for t in turns] == [5, 7] and run0["artifacts"]["tokens"] == 12
+    # the second user line carried the conversation so far, the first turn's call and result included
+    assert turns[1]["artifacts"]["final_text"] == "refunded; I saw user,assistant,tool,assistant,user"
+
+
+def test_a_conversation_for_a_one_shot_command_agent_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run(capsys, "shop.evl", "--agent-cmd", "echo {prompt}")
+    assert code == 4, out + err
+    assert "case 'refunds in two turns' is a conversation" in err and "drop {prompt}" in err
