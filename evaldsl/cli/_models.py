@@ -84,7 +84,7 @@ class ModelSetup:
 
     def cache_note(self) -> str | None:
         """The summary's line about the cache; None when nothing could use it."""
-        if not self.backends:
+        if not [b for b in self.backends if not getattr(b, "offline", False)]:
             return None
         if self.cache is None:
             return "cache off (--no-cache): every model call was sent"

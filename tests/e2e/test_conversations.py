@@ -369,3 +369,19 @@ def test_a_conversation_for_a_one_shot_command_agent_is_a_usage_error(
     code, out, err = run(capsys, "shop.evl", "--agent-cmd", "echo {prompt}")
     assert code == 4, out + err
     assert "case 'refunds in two turns' is a conversation" in err and "drop {prompt}" in err
+
+
+def test_the_shipped_shop_example_passes_offline_with_the_demo_agent_and_customer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    shop = Path(__file__).resolve().parents[2] / "suites" / "examples" / "shop"
+    code, out, err = run(capsys, str(shop), "--agent", "evaldsl.demo:agent", "--user-model", "demo:customer",
+                         "--json", "rec.json", "--root", str(shop.parents[2]))
+    assert code == 0, out + err
+    assert "4 passed" in out and "cache:" not in out  # the demo customer calls no endpoint
+    cases = {c["name"]: c for c in json.loads((tmp_path / "rec.json").read_text())["cases"]}
+    simulated = cases["a simulated customer gets their refund"]["runs"][0]["conversation"]
+    assert simulated["ended_by"] == "user" and all(t["simulated"] for t in simulated["turns"])
+    assert simulated["turns"][-1]["world_state"] == {"orders": [{"id": 42, "status": "refunded", "color": "blue"}]}
+    down = cases["reports a refund service that is down"]["runs"][0]["conversation"]["turns"]
+    assert down[1]["artifacts"]["tool_calls"][0]["result"].startswith("refund service unavailable")
