@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from ._baseline import baseline, baseline_files, dump_baseline
     from .models._judge import LLMJudge
     from .models._loop import ModelAgent
+    from .models._user import SimulatedUser
     from .report._compare import Comparison, compare_records
     from .report._json import read_record
     from .report._merge import MergeError, merge_records
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
-    from .models._user import SimulatedUser
     from .run._context import CaseContext
     from .run._conversation import ConversationUsage
     from .run._protocols import Agent, Harness, Predicates

@@ -459,8 +459,8 @@ def merged(turns: list[_Turn]) -> RunArtifacts | None:
 
 def turn_messages(message: str, artifacts: RunArtifacts, turn: int) -> list[dict[str, Any]]:
     """The agent's side of one turn as chat messages: its own transcript from this turn's user message
-    on, when it is made of chat messages that hold its calls; else its calls (an assistant message with ``tool_calls`` and
-    a ``tool`` message each) and its reply."""
+    on, when it is made of chat messages that hold its calls; else its calls (an assistant message with
+    ``tool_calls`` and a ``tool`` message each) and its reply."""
     transcript = artifacts.transcript
     for i in range(len(transcript) - 1, -1, -1):
         item = transcript[i]
