@@ -36,27 +36,25 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-import json
 import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..artifacts import RunArtifacts, ToolCall
 from ..compile._answerer import ToolAnswerer
-from ..compile._model import NO_STATE, CompiledCase, EvalContext, JudgeFn, PredicateFn
-from ..compile._regex import disarm as disarm_matches
+from ..compile._model import NO_STATE, CompiledCase, JudgeFn, PredicateFn
 from ..compile._regex import set_match_limit
 from ._bounded import bounded
 from ._context import CaseContext, with_recorded_calls
 from ._control import LoopClock, forget_cancel, runner_cancelling
 from ._protocols import Subject
-from ._record import ConversationResult, ErrorInfo, ExpectationResult, RunResult, TurnResult
+from ._record import ConversationResult, ErrorInfo, RunResult, TurnResult
 from ._safe import cancelled_info, clip, error_info, safe_text
-from ._scoring import coerce_artifacts, evaluate, is_awaitable
+from ._scoring import coerce_artifacts, is_awaitable
 from ._threads import DaemonPool, RunTimeout
 from ._trusted import run_result
+from ._turns import PlayedTurn, merged, score_turns, turn_messages
 from ._world_run import RunWorld
 
 _ids = itertools.count(1)
@@ -144,19 +142,6 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
-class _Turn:
-    """A turn while it is played (a `TurnResult` once the run ends)."""
-
-    __slots__ = ("number", "message", "simulated", "artifacts", "latency", "state", "warnings")
-
-    def __init__(self, number: int, message: str, simulated: bool) -> None:
-        self.number, self.message, self.simulated = number, message, simulated
-        self.artifacts: RunArtifacts | None = None
-        self.latency = 0.0
-        self.state: Any = NO_STATE
-        self.warnings: list[str] = []
-
-
 class Conversation:
     """One run of one conversation case (see the module docstring)."""
 
@@ -168,7 +153,7 @@ class Conversation:
         self.seen: Any = None
         """What predicates and `expect world` see: a harness's world, else the suite world's instance."""
         self.answerer: ToolAnswerer | None = None
-        self.turns: list[_Turn] = []
+        self.turns: list[PlayedTurn] = []
         self.messages: list[dict[str, Any]] = []
         self.error: ErrorInfo | None = None
         self.ended_by = "script"
@@ -226,7 +211,7 @@ class Conversation:
 
     async def _turn(self, message: str, *, simulated: bool, last: bool) -> bool:
         """Send one message; False when the agent's error ended the conversation."""
-        turn = _Turn(len(self.turns) + 1, message, simulated)
+        turn = PlayedTurn(len(self.turns) + 1, message, simulated)
         self.turns.append(turn)
         self.messages.append({"role": "user", "content": message})
         ctx = self._context(turn.number, last)
@@ -385,122 +370,3 @@ async def _score(conv: Conversation, latency: float, judge: JudgeFn | None,
     judged = [t for t in conv.turns if t.artifacts is not None]
     return run_result(conv.index, passed, 0.0 if error else score, latency, error, results, merged(judged),
                       warnings, conv.results())
-
-
-async def score_turns(case: CompiledCase, turns: list[_Turn], world: Any, *, judge: JudgeFn | None,
-                      predicates: Mapping[str, PredicateFn], pool: DaemonPool,
-                      clock: LoopClock | None = None) -> tuple[list[ExpectationResult], ErrorInfo | None]:
-    """Every expectation of a conversation's case over its turns (a run's, or a record's for `rescore`): each
-    turn's own on that turn, the whole conversation's on the turns merged; in the order they are written."""
-    timeout = case.settings.timeout_s
-    results: list[ExpectationResult] = []
-    eval_error: ErrorInfo | None = None
-    judged = [t for t in turns if t.artifacts is not None]
-    history: list[dict[str, Any]] = []
-    try:
-        for turn in turns:
-            scoped = case.turns[turn.number - 1].expectations if turn.number <= len(case.turns) else ()
-            history.append({"role": "user", "content": turn.message})
-            if turn.artifacts is not None and scoped:
-                ctx = EvalContext(artifacts=turn.artifacts, prompt=conversation_prompt(history), world=world,
-                                  duration_s=turn.latency, judge=judge, predicates=predicates,
-                                  world_state=turn.state)
-                found, error = await evaluate(scoped, ctx, pool=pool, timeout=timeout, clock=clock, turn=turn.number)
-                results.extend(found)
-                eval_error = eval_error or error
-            if turn.artifacts is not None:
-                history.extend(turn_messages(turn.message, turn.artifacts, turn.number))
-        whole = merged(judged)
-        if whole is not None and case.expectations:
-            prompt = turns[0].message if len(turns) == 1 else conversation_prompt(history)
-            ctx = EvalContext(artifacts=whole, prompt=prompt, world=world,
-                              duration_s=sum(t.latency for t in judged), judge=judge, predicates=predicates,
-                              world_state=judged[-1].state)
-            found, error = await evaluate(case.expectations, ctx, pool=pool, timeout=timeout, clock=clock)
-            results.extend(found)
-            eval_error = eval_error or error
-    finally:
-        disarm_matches()
-    results.sort(key=lambda r: r.line)  # the order they are written in: whole-conversation ones above the turns
-    return results, eval_error
-
-
-def recorded_turns(conversation: ConversationResult, case: CompiledCase) -> list[_Turn]:
-    """A record's turns as `score_turns` takes them (`rescore`)."""
-    out = []
-    for t in conversation.turns:
-        turn = _Turn(t.turn, t.message, t.simulated)
-        turn.artifacts, turn.latency = t.artifacts, t.latency_s
-        turn.state = t.world_state if (t.world_state is not None or case.world is not None) else NO_STATE
-        out.append(turn)
-    return out
-
-
-def merged(turns: list[_Turn]) -> RunArtifacts | None:
-    """The turns' artifacts as one run's: every call in order, the last reply, tokens and times summed."""
-    if not turns:
-        return None
-    if len(turns) == 1:
-        return turns[0].artifacts
-    parts = [t.artifacts for t in turns if t.artifacts is not None]
-    last = parts[-1]
-
-    def total(name: str) -> int | None:
-        values = [getattr(p, name) for p in parts if getattr(p, name) is not None]
-        return sum(values) if values else None
-
-    return RunArtifacts(
-        tool_calls=[c for p in parts for c in p.tool_calls], final_text=last.final_text,
-        tokens=total("tokens"), input_tokens=total("input_tokens"), output_tokens=total("output_tokens"),
-        error=last.error, error_kind=last.error_kind, transcript=[m for p in parts for m in p.transcript],
-        duration_s=sum(p.duration_s or 0.0 for p in parts),
-    )
-
-
-def turn_messages(message: str, artifacts: RunArtifacts, turn: int) -> list[dict[str, Any]]:
-    """The agent's side of one turn as chat messages: its own transcript from this turn's user message
-    on, when it is made of chat messages that hold its calls; else its calls (an assistant message with
-    ``tool_calls`` and a ``tool`` message each) and its reply."""
-    transcript = artifacts.transcript
-    for i in range(len(transcript) - 1, -1, -1):
-        item = transcript[i]
-        if isinstance(item, dict) and item.get("role") == "user" and item.get("content") == message:
-            rest = transcript[i + 1:]
-            chat = all(isinstance(m, dict) and m.get("role") in ("assistant", "tool") for m in rest)
-            shown = sum(len(m.get("tool_calls") or ()) for m in rest if isinstance(m, dict))
-            if rest and chat and shown >= len(artifacts.tool_calls):  # it holds the calls too
-                return [dict(m) for m in rest]
-            break
-    out: list[dict[str, Any]] = []
-    for k, call in enumerate(artifacts.tool_calls, 1):
-        call_id = f"call_{turn}_{k}"
-        out.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": call.name, "arguments": _arguments(call)}}]})
-        out.append({"role": "tool", "tool_call_id": call_id,
-                    "content": call.result if isinstance(call.result, str) else json.dumps(call.result)})
-    out.append({"role": "assistant", "content": artifacts.final_text or ""})
-    return out
-
-
-def _arguments(call: ToolCall) -> str:
-    if isinstance(call.args, str):
-        return call.args
-    try:
-        return json.dumps(call.args, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(call.args)
-
-
-def conversation_prompt(messages: list[dict[str, Any]]) -> str:
-    """A conversation as the judge's ``prompt``: each user message and agent reply on its own lines."""
-    if len(messages) == 1:
-        return str(messages[0].get("content") or "")
-    lines = []
-    for m in messages:
-        role, content = m.get("role"), m.get("content")
-        if role == "user":
-            lines.append(f"[user] {content}")
-        elif role == "assistant" and content:
-            lines.append(f"[agent] {content}")
-    return "\n".join(lines)

@@ -190,7 +190,7 @@ async def _rescore_conversation(run: RunResult, case: CompiledCase, out: Rescore
                                 judge: JudgeFn | None, predicates: Mapping[str, PredicateFn]) -> RunResult:
     """A conversation's run: its turns judged again as `score_turns` judged them in the run (the world's
     state after each turn included); an agent error that ended it stays."""
-    from ._conversation import recorded_turns, score_turns
+    from ._turns import recorded_turns, score_turns
 
     conversation = run.conversation
     assert conversation is not None

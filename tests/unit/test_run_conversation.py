@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl import RunArtifacts, ToolCall
-from evaldsl.run._conversation import conversation_prompt, merged, refusals, turn_messages
+from evaldsl.run._conversation import refusals
 from evaldsl.run._protocols import subject_for
+from evaldsl.run._turns import conversation_prompt, merged, turn_messages
 
 TWO_TURNS = '''
 case "two turns"
