@@ -32,6 +32,7 @@ _setattr = object.__setattr__
 _new_object = object.__new__
 _STATUS_SET = frozenset(STATUSES)
 _EXPECTATION_FIELDS = frozenset(ExpectationResult.model_fields)
+_EXPECTATION_FIELDS_NO_TURN = _EXPECTATION_FIELDS - {"turn"}  # validation leaves an absent turn unset
 _RUN_FIELDS = frozenset(RunResult.model_fields)
 # the fields a run sets, by (warnings given, conversation given): validation leaves an empty one unset
 _RUN_FIELDS_SET = {(w, c): _RUN_FIELDS - ({"warnings"} if not w else set()) - ({"conversation"} if not c else set())
@@ -61,10 +62,13 @@ def expectation(label: str, passed: bool, credit: float, detail: str | None, fil
             and (detail is None or type(detail) is str) and (turn is None or type(turn) is int)):
         model = _new_object(ExpectationResult)
         _setattr(model, "__dict__", fields)
-        _setattr(model, "__pydantic_fields_set__", set(_EXPECTATION_FIELDS))
+        _setattr(model, "__pydantic_fields_set__", set(_EXPECTATION_FIELDS if turn is not None
+                                                         else _EXPECTATION_FIELDS_NO_TURN))
         _setattr(model, "__pydantic_extra__", None)
         _setattr(model, "__pydantic_private__", None)
         return model
+    if turn is None:
+        del fields["turn"]
     return ExpectationResult.model_validate(fields)
 
 
