@@ -132,6 +132,8 @@ def test_a_failed_turn_is_named_and_later_turns_still_run(
     assert code == 1, out + err
     assert 'turn 1 "I want a refund for order 42"' in out
     assert 'final text contains "green"' in out
+    # under the failure, the conversation a turn at a time: message, calls, reply
+    assert '    turn 2 user: "Yes, the blue one"\n      calls: refund_order({"id": 42})' in out
     record = json.loads((tmp_path / "rec.json").read_text())
     turns = record["cases"][0]["runs"][0]["conversation"]["turns"]
     assert len(turns) == 2  # the second message was still sent
