@@ -387,3 +387,25 @@ def test_the_shipped_shop_example_passes_offline_with_the_demo_agent_and_custome
     assert simulated["turns"][-1]["world_state"] == {"orders": [{"id": 42, "status": "refunded", "color": "blue"}]}
     down = cases["reports a refund service that is down"]["runs"][0]["conversation"]["turns"]
     assert down[1]["artifacts"]["tool_calls"][0]["result"].startswith("refund service unavailable")
+
+
+def test_a_record_of_version_2_still_loads_in_report_compare_and_rescore(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "one.evl").write_text('case "hi"\n  prompt "hi"\n  expect final text contains "hi"\n')
+    (tmp_path / "my_agent.py").write_text(AGENT)
+    code, out, err = run(capsys, "one.evl", "--agent", "my_agent.py:prompt_only", "--json", "new.json")
+    assert code == 0, out + err
+    data = json.loads((tmp_path / "new.json").read_text())
+    data["schema_version"] = 2  # as version 2 wrote it: no conversation, no turn
+    for case in data["cases"]:
+        for one in case["runs"]:
+            del one["conversation"]
+            for e in one["expectations"]:
+                del e["turn"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    assert main(["report", "old.json", "--format", "markdown", "-o", "old.md"]) == 0
+    assert main(["compare", "old.json", "new.json"]) == 0
+    assert main(["rescore", "old.json", "one.evl", "-o", "re.json"]) == 0
+    capsys.readouterr()
+    assert json.loads((tmp_path / "re.json").read_text())["cases"][0]["status"] == "passed"
