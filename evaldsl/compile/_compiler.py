@@ -347,7 +347,7 @@ class _Cases:
         session.diagnostics.extend(self.duplicates)
         cases = tuple(self.parts[0]) if len(self.parts) == 1 else SuiteCases(self.parts)
         return CompiledSuite(name=prelude.name, file=filename, cases=cases,
-                             description=prelude.description, tools=prelude.tool_tuple)
+                             description=prelude.description, tools=prelude.tool_tuple, world=prelude.world)
 
 
 def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:

@@ -385,6 +385,9 @@ class CompiledSuite:
     tools: tuple[CompiledTool, ...] = ()
     warnings: tuple[Any, ...] = ()
     """Diagnostics of severity warning found while compiling."""
+    world: Any = None
+    """The suite's `world` (v2): a `WorldClass`, loaded, or (`check` without --import-worlds) known
+    by name only (``world.loaded`` False: its tools' names were not checked); None without one."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description of the suite (callables left out)."""

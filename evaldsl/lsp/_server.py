@@ -49,7 +49,8 @@ def check_diagnostics(text: str, path: str, sources: dict[str, str] | None = Non
     ``sources``: the open documents' texts by path, read in place of those files on disk; ``root``: as
     `check --root`."""
     try:
-        return list(evaldsl.compile(text, path, sources=sources, root=root).warnings)
+        # A world's file is never imported here: opening a file in an editor runs no Python.
+        return list(evaldsl.compile(text, path, sources=sources, root=root, import_worlds=False).warnings)
     except EvlError as exc:
         return list(exc.diagnostics)
 
