@@ -99,7 +99,8 @@ class _Session:
         if inside_root(resolved, self.root):
             return None
         return CompileProblem(f"{what} {resolved} is outside the root {self.root}", node, code="E230",
-                              help="--root (root= in the API) confines `use` and `examples from` to one folder")
+                              help="--root (root= in the API) confines `use`, `examples from` and `world` files "
+                                   "to one folder")
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
