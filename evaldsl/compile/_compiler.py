@@ -671,6 +671,11 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     if lib is not None:
         tools = _gather_tools(session, lib.head, lib.tools, shown, Path(shown).parent, chain + (path,))
         result = list(tools.values())
+        for world in (s for s in lib.head if isinstance(s, a.WorldStmt)):  # said, never dropped in silence
+            session.diagnostics.append(error(
+                "E244", "`use` brings in tools, not a `world`: this line does not reach the suite that uses "
+                "this file", world.span,
+                help=f"name the world in the suite that uses it: world \"{world.path.value}\""))
     session.libraries[path] = result
     return result
 
