@@ -277,13 +277,36 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     print(f"suite {suite.name!r} ({suite.file}): {len(suite.cases)} case(s), {len(suite.tools)} tool(s)")
+    if suite.world is not None:
+        print(f"  world {json.dumps(suite.world.spec)}: {', '.join(t.name for t in suite.world.tools)}")
     for case in suite.cases:
         print(f"  case {case.name!r} (line {case.line})")
         for setting in _settings_shown(case.settings):
             print(f"    {setting}")
         for exp in case.expectations:
             print(f"    expect {exp.label}    [line {exp.line}]")
+        for line in _conversation_shown(case):
+            print(f"    {line}")
     return 0
+
+
+def _conversation_shown(case: Any) -> list[str]:
+    """A case's v2 lines as `compile` lists them: turns with their expectations, the simulated
+    user, the `given` lines (nothing for a v1 case)."""
+    shown = []
+    for turn in case.turns:
+        shown.append(f"user {json.dumps(turn.message, ensure_ascii=False)}    [line {turn.line}]")
+        shown += [f"  expect {exp.label}    [line {exp.line}]" for exp in turn.expectations]
+    if case.simulated_user is not None:
+        first = case.simulated_user.split("\n", 1)[0]
+        more = " ..." if "\n" in case.simulated_user else ""
+        shown.append(f"simulated user {json.dumps(first, ensure_ascii=False)}{more} (user turns "
+                     f"{case.settings.user_turns})")
+    for rule in case.given:
+        steps = " then ".join(f"{'returns' if s.ok else 'fails'} {json.dumps(s.text, ensure_ascii=False)}"
+                              for s in rule.steps)
+        shown.append(f"given {rule.tool} ... {steps}    [line {rule.line}]")
+    return shown
 
 
 def _settings_shown(settings: Any) -> list[str]:

@@ -78,3 +78,57 @@ def test_the_language_server_never_imports_a_world(tmp_path: Path) -> None:
     assert not (tmp_path / "imported.marker").exists()  # ... and nothing ran
     outside = check_diagnostics(path.read_text(encoding="utf-8"), str(path), root=tmp_path / "elsewhere")
     assert [d.code for d in outside] == ["E230"]
+
+
+CONVERSATION = '''\
+world "shop_world.py:Shop"
+
+case "refund"
+  setup <orders: [42]>
+  expect called refund_order once
+  user "Refund order 42"
+    expect world <orders: []>
+  user "Thanks"
+  simulated user """
+    You are Mia.
+    You say thanks.
+    """
+  given refund_order returns "busy" then fails "down"
+'''
+
+
+def test_compile_shows_the_world_turns_simulated_user_and_given_lines(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "shop_world.py").write_text(WORLD, encoding="utf-8")
+    path = tmp_path / "conv.evl"
+    path.write_text(CONVERSATION, encoding="utf-8")
+    assert main(["compile", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert '  world "shop_world.py:Shop": refund_order\n' in out
+    assert ('    expect called refund_order once    [line 5]\n'
+            '    user "Refund order 42"    [line 6]\n'
+            '      expect world <orders: []>    [line 7]\n'
+            '    user "Thanks"    [line 8]\n'
+            '    simulated user "You are Mia." ... (user turns 10)\n'
+            '    given refund_order ... returns "busy" then fails "down"    [line 13]\n') in out
+
+
+def test_compile_json_holds_the_v2_parts_and_leaves_v1_cases_as_they_were(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    (tmp_path / "shop_world.py").write_text(WORLD, encoding="utf-8")
+    path = tmp_path / "conv.evl"
+    path.write_text(CONVERSATION + 'case "plain"\n  prompt "p"\n  expect no error\n', encoding="utf-8")
+    assert main(["compile", "--json", str(path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["world"] == {"spec": "shop_world.py:Shop", "file": str((tmp_path / "shop_world.py").resolve()),
+                             "class": "Shop", "imported": True}
+    conv, plain = data["cases"]
+    assert conv["turns"] == [
+        {"message": "Refund order 42", "line": 6, "expectations": [{"label": "world <orders: []>", "line": 7}]},
+        {"message": "Thanks", "line": 8, "expectations": []}]
+    assert conv["simulated_user"] == {"instructions": "You are Mia.\nYou say thanks.", "user_turns": 10}
+    assert conv["given"] == [{"tool": "refund_order", "line": 13,
+                              "answers": [{"ok": True, "text": "busy"}, {"ok": False, "text": "down"}]}]
+    assert not {"turns", "simulated_user", "given"} & set(plain)
