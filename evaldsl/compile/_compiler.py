@@ -24,7 +24,7 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ..syntax._unparse import unparse
-from ._conversation import Scopes, given_rule, shape_problems, world_without_world
+from ._conversation import Scopes, given_rule, given_warnings, shape_problems, world_without_world
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
@@ -576,8 +576,9 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
             elif isinstance(stmt, a.SimulatedUserStmt):
                 scopes.simulated_user(to_text(_fill(stmt.text, row, session.holes)))
             elif isinstance(stmt, a.GivenStmt):
-                given.append(given_rule(_fill(stmt, row, session.holes), prelude.tools, prelude.names_known,
-                                        filename))
+                filled = _fill(stmt, row, session.holes)
+                given.append(given_rule(filled, prelude.tools, prelude.names_known, filename))
+                session.warn(given_warnings(filled, prelude.lint_tools))
         except CompileProblem as exc:
             session.problem(exc, stmt)
             failed = True
