@@ -563,7 +563,7 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
             if isinstance(stmt, SETTING_TYPES):
                 settings = apply(settings, _fill(stmt, row, session.holes))
             elif isinstance(stmt, a.PromptStmt):
-                prompt = to_text(_fill(stmt.text, row, session.holes))
+                prompt = to_text(_fill(stmt, row, session.holes).text)  # the statement: `prompt $p` too
             elif isinstance(stmt, a.SetupStmt):
                 setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
@@ -572,9 +572,9 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
                 elif expects_as == _LABELS:
                     scopes.add(_outlined_expectation(session, stmt, row, filename))
             elif isinstance(stmt, a.UserStmt):
-                scopes.user(to_text(_fill(stmt.text, row, session.holes)), stmt.span.line if stmt.span else 0)
+                scopes.user(to_text(_fill(stmt, row, session.holes).text), stmt.span.line if stmt.span else 0)
             elif isinstance(stmt, a.SimulatedUserStmt):
-                scopes.simulated_user(to_text(_fill(stmt.text, row, session.holes)))
+                scopes.simulated_user(to_text(_fill(stmt, row, session.holes).text))
             elif isinstance(stmt, a.GivenStmt):
                 filled = _fill(stmt, row, session.holes)
                 given.append(given_rule(filled, prelude.tools, prelude.names_known, filename))

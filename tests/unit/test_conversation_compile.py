@@ -162,3 +162,27 @@ def test_a_turns_judge_makes_the_case_need_a_judge() -> None:
 def test_a_conversation_with_only_turn_expectations_has_expectations() -> None:
     case = one('case "c"\n  user "a"\n    expect no error\n')
     assert labels(case.turns[0].expectations) == ["no error"]
+
+
+def test_a_placeholder_as_the_whole_text_of_prompt_user_and_simulated_user() -> None:
+    suite = evaldsl.compile('''
+case "asks {{ q }}"
+  prompt $q
+  expect no error
+  examples
+    | q  |
+    | hi |
+
+case "talks {{ q }}"
+  user $q
+  simulated user $who
+  expect no error
+  examples
+    | q       | who         |
+    | "hello" | "You, Mia." |
+''', "t.evl")
+    asks, talks = suite.cases
+    assert asks.prompt == "hi"
+    assert [t.message for t in talks.turns] == ["hello"] and talks.simulated_user == "You, Mia."
+    number = evaldsl.compile('case "c"\n  user $n\n  expect no error\n  examples\n    | n |\n    | 3 |\n', "t.evl")
+    assert number.cases[0].turns[0].message == "3"  # a cell in a text position is its text, as in `prompt`
