@@ -296,3 +296,23 @@ def test_expect_world_with_no_state_to_judge_says_why() -> None:
 def test_expect_world_in_a_suite_with_a_world_compiles(folder: Path) -> None:
     text = 'world "w.py:Shop"\ncase "c"\n  prompt "p"\n  expect world <orders: []>\n'
     assert evaldsl.compile(text, str(folder / "s.evl")).cases[0].expectations[0].label == "world <orders: []>"
+
+
+def test_star_args_and_unhinted_parameters_are_errors_naming_the_method(tmp_path: Path) -> None:
+    (tmp_path / "star.py").write_text("class W:\n    def log(self, *lines: str) -> None:\n        pass\n")
+    with pytest.raises(CompileProblem, match=r"W\.log \(star\.py:2\) takes \*lines: a tool's arguments are named"):
+        load_world("star.py:W", tmp_path)
+    (tmp_path / "bare.py").write_text("class W:\n    def add(self, x: int, y):\n        return x\n")
+    with pytest.raises(CompileProblem, match=r"W\.add \(bare\.py:2\) has no type hint for `y`"):
+        load_world("bare.py:W", tmp_path)
+
+
+def test_positional_only_parameters_are_passed_by_position(tmp_path: Path) -> None:
+    from evaldsl.compile._answerer import ToolAnswerer
+
+    (tmp_path / "pos.py").write_text("class W:\n    def div(self, a: int, /, b: int = 2) -> float:\n"
+                                     "        return a / b\n")
+    world = load_world("pos.py:W", tmp_path)
+    answerer = ToolAnswerer(world.tools, world=world, instance=world.new())
+    assert answerer.answer("div", {"a": 9, "b": 3}).text == "3.0"
+    assert answerer.answer("div", {"a": 8}).text == "4.0"
