@@ -21,7 +21,7 @@ from ._model import AnswerRule, CompiledExpectation, CompiledTool, CompiledTurn
 from ._tools import answer_steps
 from ._values import tool_name
 
-_WORDS = {a.PromptStmt: "prompt", a.UserStmt: "user", a.SimulatedUserStmt: "simulated user"}
+_WORDS: dict[Any, str] = {a.PromptStmt: "prompt", a.UserStmt: "user", a.SimulatedUserStmt: "simulated user"}
 
 
 def _line(node: Any) -> tuple[int, int]:
@@ -31,9 +31,9 @@ def _line(node: Any) -> tuple[int, int]:
 
 def shape_problems(case: a.Case) -> list[CompileProblem]:
     """Errors in what the case sends the agent: no message at all, or forms that do not go together."""
-    prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
-    users = [s for s in case.body if isinstance(s, a.UserStmt)]
-    simulated = [s for s in case.body if isinstance(s, a.SimulatedUserStmt)]
+    prompts: list[Any] = [s for s in case.body if isinstance(s, a.PromptStmt)]
+    users: list[Any] = [s for s in case.body if isinstance(s, a.UserStmt)]
+    simulated: list[Any] = [s for s in case.body if isinstance(s, a.SimulatedUserStmt)]
     out: list[CompileProblem] = []
     if not (prompts or users or simulated):
         out.append(CompileProblem("this case has no `prompt`", case, code="E219",
