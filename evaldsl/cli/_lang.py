@@ -189,8 +189,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _unimported_note(files: list[str]) -> str:
     """What `check` could not check in suites whose world it did not import (said, never silently skipped)."""
     shown = files[0] if len(files) == 1 else f"{len(files)} files"
-    return (f"note: {shown}: the world's file was not imported, so the names of its tools were not checked "
-            "(`called`, `given`, tool blocks); --import-worlds imports it")
+    return (f"note: {shown}: the world's file was not imported, so tool names and argument keys were not "
+            "checked (the world's tools are unknown); --import-worlds imports it")
 
 
 _FMT_EPILOG = """\

@@ -43,7 +43,7 @@ def test_check_without_the_flag_runs_no_python_and_says_what_it_left_unchecked(
     assert main(["check", str(path)]) == 0
     assert not (tmp_path / "imported.marker").exists()
     err = capsys.readouterr().err
-    assert "the world's file was not imported, so the names of its tools were not checked" in err
+    assert "the world's file was not imported, so tool names and argument keys were not checked" in err
     assert "--import-worlds" in err
 
 
