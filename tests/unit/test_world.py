@@ -316,3 +316,15 @@ def test_positional_only_parameters_are_passed_by_position(tmp_path: Path) -> No
     answerer = ToolAnswerer(world.tools, world=world, instance=world.new())
     assert answerer.answer("div", {"a": 9, "b": 3}).text == "3.0"
     assert answerer.answer("div", {"a": 8}).text == "4.0"
+
+
+def test_a_used_tool_named_like_a_world_method_and_a_second_world_line(folder: Path) -> None:
+    (folder / "lib.evl").write_text('tool refund_order\n  param id: integer\n', encoding="utf-8")
+    text = 'use "lib.evl"\nworld "w.py:Shop"\nworld "w.py:Fields"\ncase "c"\n  prompt "p"\n  expect no error\n'
+    with pytest.raises(evaldsl.EvlError) as info:
+        evaldsl.compile(text, str(folder / "s.evl"))
+    found = {(d.code, d.span.line if d.span else 0): d.message for d in info.value.errors}
+    assert "a suite has at most one `world`" in found[("E244", 3)]
+    clash = found[("E243", 2)]  # at the `world` line, naming where the tool was declared
+    assert clash.startswith("tool `refund_order` (declared at ") and "lib.evl:1)" in clash
+    assert "method of the world Shop (w.py:" in clash
