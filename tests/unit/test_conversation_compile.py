@@ -186,3 +186,24 @@ case "talks {{ q }}"
     assert [t.message for t in talks.turns] == ["hello"] and talks.simulated_user == "You, Mia."
     number = evaldsl.compile('case "c"\n  user $n\n  expect no error\n  examples\n    | n |\n    | 3 |\n', "t.evl")
     assert number.cases[0].turns[0].message == "3"  # a cell in a text position is its text, as in `prompt`
+
+
+def test_cases_made_from_an_examples_file_keep_their_turns_and_given_lines(tmp_path) -> None:
+    from evaldsl.compile._model import outlined
+
+    (tmp_path / "rows.csv").write_text("id,color\n42,blue\n7,red\n", encoding="utf-8")
+    text = TOOLS + '''case "refund {{ id }}"
+  user "Refund order {{ id }}"
+    expect called refund_order with <id: $id>
+  user "the {{ color }} one"
+  given refund_order with <id: $id> returns "ok {{ color }}"
+  examples from "rows.csv"
+'''
+    suite = evaldsl.compile(text, str(tmp_path / "t.evl"))
+    made = [(c.name, [t.message for t in c.turns], [labels(t.expectations) for t in c.turns],
+             [g.steps[0].text for g in c.given]) for c in suite.cases]
+    assert made == [
+        ("refund 42", ["Refund order 42", "the blue one"], [["called refund_order with <id: 42>"], []], ["ok blue"]),
+        ("refund 7", ["Refund order 7", "the red one"], [["called refund_order with <id: 7>"], []], ["ok red"]),
+    ]
+    assert [[labels(t.expectations) for t in c.turns] for c in outlined(suite.cases)] == [m[2] for m in made]
