@@ -270,14 +270,17 @@ def _symbols(ls: EvlServer, uri: str) -> list[types.DocumentSymbol]:
 
 
 def _turn_symbols(case: Any, line_range: Any) -> list[types.DocumentSymbol]:
-    """A conversation's `user` lines, as children of its case in the outline (v2)."""
+    """A conversation's `user` lines and its `simulated user`, as children of its case in the outline (v2)."""
     out = []
-    for number, (message, span) in enumerate(case.turns, 1):
+    lines = [(f"turn {n}", message, span, "user") for n, (message, span) in enumerate(case.turns, 1)]
+    if case.simulated is not None:
+        lines.append(("simulated user", *case.simulated, "simulated user"))
+    for title, message, span, detail in sorted(lines, key=lambda item: item[2].line):
         shown = " ".join(message.split())
         shown = shown if len(shown) <= 60 else shown[:59] + "…"
-        out.append(types.DocumentSymbol(name=f"turn {number}: {shown}", kind=types.SymbolKind.Event,
+        out.append(types.DocumentSymbol(name=f"{title}: {shown}", kind=types.SymbolKind.Event,
                                         range=line_range(span.line, span.end_line),
-                                        selection_range=line_range(span.line), detail="user"))
+                                        selection_range=line_range(span.line), detail=detail))
     return out
 
 

@@ -115,6 +115,7 @@ def test_the_outline_knows_each_cases_turns_and_extent() -> None:
     assert [(m, s.line) for m, s in refund.turns] == [("I want a refund for order 42", 10), ("Yes, the blue one", 12)]
     assert refund.end_line == 14
     assert simulated.turns == () and simulated.end_line == 20
+    assert simulated.simulated is not None and simulated.simulated[0] == "You are Mia." and refund.simulated is None
 
 
 def test_the_outline_of_a_half_typed_conversation_keeps_its_turns(tmp_path: Path) -> None:
