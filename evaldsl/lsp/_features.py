@@ -43,7 +43,7 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
     last = words[-1] if words else ""
     if not words:
         return _keywords(_statements(lines, line))
-    answers = _answer_words(words)
+    answers = _answer_words(_continued(lines, line) + words if words[0] == "then" else words)
     if answers is not None:
         return _keywords(answers)
     if last in ("called", "call", "then", "are", "given") or last.endswith(",") and "only" in words:
@@ -73,6 +73,16 @@ def _answer_words(words: list[str]) -> tuple[str, ...] | None:
     if words == ["simulated"]:
         return ("user",)
     return None
+
+
+def _continued(lines: list[str], line: int) -> list[str]:
+    """The first words of the statement a `then` line continues (the nearest line above that is not
+    itself a `then` line, blank or a comment)."""
+    for previous in reversed(lines[max(0, line - 20): line]):
+        words = previous.split("#", 1)[0].split()
+        if words and words[0] != "then":
+            return words[:1]
+    return []
 
 
 def _word_start(before: str) -> int:

@@ -122,3 +122,16 @@ def test_the_outline_of_a_half_typed_conversation_keeps_its_turns(tmp_path: Path
     text = SUITE.replace('    expect final text contains "refunded"', "    expect final text contains")
     outline = build_outline(text, str(tmp_path / "s.evl"))
     assert [m for m, _ in outline.cases[0].turns] == ["I want a refund for order 42", "Yes, the blue one"]
+
+
+def test_a_then_line_continuing_an_answer_sequence_offers_the_verbs() -> None:
+    text = SUITE + '  given lookup_order returns "a"\n    then "b"\n    then '
+    outline = build_outline(text, "s.evl")
+    last = text.split("\n")
+    got = {c.label for c in _features.completions(text, outline, len(last) - 1, len(last[-1]))}
+    assert got == {"returns", "fails"}
+    chain = SUITE + "  expect called lookup_order\n    then "
+    lines = chain.split("\n")
+    offered = {c.label for c in _features.completions(chain, build_outline(chain, "s.evl"), len(lines) - 1,
+                                                        len(lines[-1]))}
+    assert "lookup_order" in offered and "returns" not in offered  # a call chain's `then`: tools
