@@ -58,7 +58,17 @@ def test_diagnostics_come_from_compile() -> None:
 
 
 def test_a_case_line_offers_the_conversation_statements() -> None:
-    assert {"user", "simulated user", "user turns", "given", "prompt", "expect"} <= labels_at(SUITE, "  ")
+    offered = labels_at(SUITE, "  ")
+    assert {"user", "simulated user", "user turns", "given", "prompt", "expect"} <= offered
+    assert "world" not in offered  # a suite statement: not offered inside a case
+
+
+def test_a_tool_block_offers_none_of_them() -> None:
+    text = "tool t\n  param a: string\n  "
+    outline = build_outline(text, "s.evl")
+    offered = {c.label for c in _features.completions(text, outline, 2, 2)}
+    assert {"param", "when"} <= offered
+    assert not {"user", "simulated user", "user turns", "given", "world"} & offered
 
 
 def test_the_head_offers_world_and_user_turns_but_no_case_statement() -> None:
