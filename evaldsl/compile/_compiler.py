@@ -24,7 +24,7 @@ from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ..syntax._unparse import unparse
-from ._conversation import Scopes, given_rule, shape_problems, world_without_world
+from ._conversation import Scopes, given_rule, given_warnings, shape_problems, world_without_world
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
@@ -101,7 +101,8 @@ class _Session:
         if inside_root(resolved, self.root):
             return None
         return CompileProblem(f"{what} {resolved} is outside the root {self.root}", node, code="E230",
-                              help="--root (root= in the API) confines `use` and `examples from` to one folder")
+                              help="--root (root= in the API) confines `use`, `examples from` and `world` files "
+                                   "to one folder")
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
@@ -359,7 +360,7 @@ class _Cases:
         session.diagnostics.extend(self.duplicates)
         cases = tuple(self.parts[0]) if len(self.parts) == 1 else SuiteCases(self.parts)
         return CompiledSuite(name=prelude.name, file=filename, cases=cases,
-                             description=prelude.description, tools=prelude.tool_tuple)
+                             description=prelude.description, tools=prelude.tool_tuple, world=prelude.world)
 
 
 def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
@@ -579,7 +580,7 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
                     check_names(filled, prelude.tools, prelude.names_known)
                 settings = apply(settings, filled)
             elif isinstance(stmt, a.PromptStmt):
-                prompt = to_text(_fill(stmt.text, row, session.holes))
+                prompt = to_text(_fill(stmt, row, session.holes).text)  # the statement: `prompt $p` too
             elif isinstance(stmt, a.SetupStmt):
                 setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
@@ -588,12 +589,13 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
                 elif expects_as == _LABELS:
                     scopes.add(_outlined_expectation(session, stmt, row, filename))
             elif isinstance(stmt, a.UserStmt):
-                scopes.user(to_text(_fill(stmt.text, row, session.holes)), stmt.span.line if stmt.span else 0)
+                scopes.user(to_text(_fill(stmt, row, session.holes).text), stmt.span.line if stmt.span else 0)
             elif isinstance(stmt, a.SimulatedUserStmt):
-                scopes.simulated_user(to_text(_fill(stmt.text, row, session.holes)))
+                scopes.simulated_user(to_text(_fill(stmt, row, session.holes).text))
             elif isinstance(stmt, a.GivenStmt):
-                given.append(given_rule(_fill(stmt, row, session.holes), prelude.tools, prelude.names_known,
-                                        filename))
+                filled = _fill(stmt, row, session.holes)
+                given.append(given_rule(filled, prelude.tools, prelude.names_known, filename))
+                session.warn(given_warnings(filled, prelude.lint_tools))
         except CompileProblem as exc:
             session.problem(exc, stmt)
             failed = True
@@ -687,6 +689,11 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     if lib is not None:
         tools = _gather_tools(session, lib.head, lib.tools, shown, Path(shown).parent, chain + (path,))
         result = list(tools.values())
+        for world in (s for s in lib.head if isinstance(s, a.WorldStmt)):  # said, never dropped in silence
+            session.diagnostics.append(error(
+                "E244", "`use` brings in tools, not a `world`: this line does not reach the suite that uses "
+                "this file", world.span,
+                help=f"name the world in the suite that uses it: world \"{world.path.value}\""))
     session.libraries[path] = result
     return result
 

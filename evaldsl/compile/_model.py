@@ -390,6 +390,9 @@ class CompiledSuite:
     tools: tuple[CompiledTool, ...] = ()
     warnings: tuple[Any, ...] = ()
     """Diagnostics of severity warning found while compiling."""
+    world: Any = None
+    """The suite's `world` (v2): a `WorldClass`, loaded, or (`check` without --import-worlds) known
+    by name only (``world.loaded`` False: its tools' names were not checked); None without one."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description of the suite (callables left out)."""
@@ -422,7 +425,26 @@ class CompiledSuite:
                         {"label": e.label, "line": e.line, "from_suite": e.from_suite}
                         for e in c.expectations
                     ],
+                    **_v2_json(c),
                 }
                 for c in self.cases
             ],
+            **({"world": {"spec": self.world.spec, "file": self.world.file, "class": self.world.name,
+                          "imported": self.world.loaded}} if self.world is not None else {}),
         }
+
+
+def _v2_json(case: CompiledCase) -> dict[str, Any]:
+    """A case's conversation and `given` lines for `to_json` (v2); nothing for a v1 case, whose
+    JSON stays as it was."""
+    out: dict[str, Any] = {}
+    if case.turns:
+        out["turns"] = [{"message": t.message, "line": t.line,
+                         "expectations": [{"label": e.label, "line": e.line} for e in t.expectations]}
+                        for t in case.turns]
+    if case.simulated_user is not None:
+        out["simulated_user"] = {"instructions": case.simulated_user, "user_turns": case.settings.user_turns}
+    if case.given:
+        out["given"] = [{"tool": g.tool, "line": g.line, "answers": [{"ok": s.ok, "text": s.text} for s in g.steps]}
+                        for g in case.given]
+    return out

@@ -21,6 +21,10 @@ AFTER_FINAL_NUMBER = ("is", "at least", "at most", "above", "below", "between")
 MODES = ("agent", "single-turn")
 AFTER_STEP_LIST = ("in any order",)
 AFTER_WITH = ("only",)
+AFTER_GIVEN_TOOL = ("with", "returns", "fails")
+"""After `given TOOL` (v2)."""
+AFTER_THEN_ANSWER = ("returns", "fails")
+"""After the `then` of an answer sequence (v2): the next step's verb (left out, the step's before)."""
 PARAM_TYPES = ("string", "number", "integer", "boolean", "object", "array of", "one of")
 
 MEANINGS: dict[str, str] = {
@@ -48,7 +52,8 @@ MEANINGS: dict[str, str] = {
     "skip": "`skip \"why\"`: the case is reported as skipped and never run.",
     "xfail": "`xfail \"why\"`: expected to fail; a pass is reported as XPASS.",
     "case": "`case \"name\"`: a test case; its block runs to the next `case` or `tool`.",
-    "prompt": "`prompt \"...\"`: the instruction sent to the agent; exactly one per case.",
+    "prompt": "`prompt \"...\"`: the instruction sent to the agent; one per case, unless the case is a "
+              "conversation (`user` lines), where `prompt \"x\"` means the same as one `user \"x\"`.",
     "setup": "`setup <...>`: the value handed to Harness.setup (a literal, array or object).",
     "expect": "`expect EXPR`: one expectation; `not` > `and` > `or`, then `else ... for N` fallbacks.",
     "examples": "`examples` + a table, or `examples from \"file\"`: one case per row ($name, {{ name }}).",
@@ -57,8 +62,10 @@ MEANINGS: dict[str, str] = {
     "param": "`param name[?]: TYPE \"description\"`: a tool parameter; `?` marks it optional.",
     "when": "`when <ARGS> returns \"...\"`: the canned answer for calls whose arguments match.",
     "otherwise": "`otherwise returns \"...\"`: the answer to calls no `when` matched.",
-    "returns": "`returns \"...\"`: the text the mock tool answers.",
-    "fails": "`fails \"...\"`: the mock tool reports an error with this text.",
+    "returns": "`returns \"...\"`: the text the mock tool answers; `returns \"a\" then \"b\"`: the first call "
+               "this line answers gets a, the second b, later ones the last (counted per run).",
+    "fails": "`fails \"...\"`: the mock tool reports an error with this text (also as a step: "
+             "`then fails \"...\"`).",
     "called": "`called T [with ARGS] [COUNT]`: T was called (with matching arguments, so many times).",
     "calls": "`calls are S1 then S2`: the whole call sequence is exactly these steps.",
     "are": "`calls are S1 then S2`: the whole call sequence is exactly these steps.",
@@ -79,7 +86,8 @@ MEANINGS: dict[str, str] = {
     "judge": "`judge \"rubric\" [at least F]`: an LLM judge scores the answer at F (default 0.5) or more.",
     "with": "`with <key: PATTERN>`: the call's arguments match by subset (other keys ignored); "
             "`with only <...>`: no other key; `with <a: 1> or <b: 2>`: either object pattern.",
-    "then": "`A then B`: the steps occur in this relative order (other calls may come between).",
+    "then": "`A then B`: the steps occur in this relative order (other calls may come between); "
+            "after an answer, `then \"...\"` is the next answer of a sequence.",
     "any": "`any tool`: a call to any tool; as a pattern, `any`: the key is present with any value.",
     "once": "`once`: exactly one time.",
     "twice": "`twice`: exactly two times.",

@@ -109,14 +109,15 @@ def segments(stmt: Any) -> list[Seg]:
 
 def _sequence(stmt: Any) -> list[Seg]:
     """An answer sequence (v2) cut before each `then`, as a call chain is: the line up to its
-    first answer, then each later step (its verb only where it changes, as `unparse` writes it)."""
+    first answer, then each later step (its verb left out only for a `returns` after a `returns`,
+    as `unparse` writes it)."""
     span = stmt.span
     if span is not None and stmt.text.span is not None:
         span = a.span(span.file, span.line, span.column, stmt.text.span.end_line, stmt.text.span.end_column)
     out = [Seg("", a.replaced(stmt, then=(), span=span))]
     action = stmt.action
     for step in stmt.then:
-        verb = "" if step.action == action else step.action + " "
+        verb = "" if step.action == action == "returns" else step.action + " "
         out.append(Seg("then " + verb, step.text, "then"))
         action = step.action
     return out

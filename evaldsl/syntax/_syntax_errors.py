@@ -22,6 +22,7 @@ from ._grammar import MAX_DEPTH, OPENERS, Continuations, LineJoiner, NestingTooD
 _PREDICATE_WORDS = (
     "called", "calls", "only", "first", "last", "every", "no", "not", "final",
     "tokens", "duration", "judge",
+    "world",  # v2: `expect world PATTERN`
 )
 _TERMINAL_WORDS = {
     "NAME": "a name", "STRING": "a string", "NUMBER": "a number",

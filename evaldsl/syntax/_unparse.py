@@ -448,10 +448,13 @@ def _given(un: _Unparser, n: a.GivenStmt) -> str:
 
 
 def _then(un: _Unparser, n: Any) -> str:
-    """A sequence's later steps; a step's verb only where it differs from the step's before."""
+    """A sequence's later steps. A step without a verb takes the verb of the step before; the
+    canonical text leaves out only a `returns` after a `returns`, so every failing step reads
+    `fails` (`fails "down" then fails "still down"`, never `fails "down" then "still down"`)."""
     out, action = [], n.action
     for step in n.then:
-        out.append(f" then {un(step.text)}" if step.action == action else f" then {step.action} {un(step.text)}")
+        quiet = step.action == action == "returns"
+        out.append(f" then {un(step.text)}" if quiet else f" then {step.action} {un(step.text)}")
         action = step.action
     return "".join(out)
 

@@ -434,3 +434,18 @@ def test_a_root_keeps_the_server_from_reading_outside_it(tmp_path: Path) -> None
         assert "hidden" in {i.label for i in columns.items}
     finally:
         unconfined.close()
+
+
+def test_document_symbols_show_a_conversations_turns_under_its_case(lsp: Session, project: Path) -> None:
+    text = ('case "refund"\n  expect no error\n  user "I want a refund"\n    expect no tool calls\n'
+            '  user "Yes"\n  simulated user """\n    You are Mia.\n    """\n\ncase "plain"\n  prompt "p"\n'
+            '  expect no error\n')
+    uri = lsp.open(project / "conversation.evl", text)
+    assert lsp.wait_diagnostics(uri) == []
+    (suite,) = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
+    refund, plain = suite.children
+    assert [(t.name, t.detail, t.range.start.line) for t in refund.children] == [
+        ('turn 1: I want a refund', "user", 2), ("turn 2: Yes", "user", 4),
+        ("simulated user: You are Mia.", "simulated user", 5)]
+    assert refund.range.end.line == 7  # the case's range holds its turns (the long string's end too)
+    assert not plain.children

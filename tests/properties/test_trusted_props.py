@@ -45,6 +45,9 @@ def expectations(draw: Any) -> tuple[dict[str, Any], ExpectationResult]:
     credit = draw(credits)
     fields = {"label": draw(texts), "passed": draw(st.one_of(st.booleans(), st.just(credit > 0))),
               "credit": credit, "detail": draw(details), "file": draw(texts), "line": draw(lines)}
+    turn = draw(st.one_of(st.none(), st.integers(1, 5)))
+    if turn is not None:  # a conversation turn's result (absent: a whole run's, as validation leaves it)
+        fields["turn"] = turn
     return fields, _trusted.expectation(**fields)
 
 
