@@ -360,3 +360,17 @@ def test_when_and_given_take_the_patterns_with_takes() -> None:
                             '  expect no error\n')
     ctx = CaseContext.for_case(suite.cases[0])
     assert [ctx.call("t", v).text for v in ({"a": 5}, {"c": 5, "d": 1}, {"a": 5, "d": 1})] == ["g", "g", "z"]
+
+
+def test_a_conversation_checks_valid_arguments_per_turn_and_whole() -> None:
+    src = TOOLS + ('case "talk"\n  tools get_stock\n  expect valid arguments\n  user "first"\n'
+                   '    expect valid arguments\n  user "second"\n    expect valid arguments\n')
+
+    def agent(message: str, ctx: Any) -> RunArtifacts:
+        days = 2 if message == "first" else 2.5
+        return RunArtifacts(tool_calls=[ToolCall(name="get_stock", args={"days": days})], final_text="ok")
+
+    case = run_suite(agent, evaldsl.compile(src)).cases[0]
+    results = case.runs[0].expectations
+    assert [r.passed for r in sorted(results, key=lambda r: (r.turn or 0))] == [False, True, False]
+    assert case.tools == ["get_stock"]
