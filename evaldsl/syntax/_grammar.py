@@ -51,9 +51,11 @@ class NestingTooDeep(UnexpectedInput):
 
 _BLANK_LINES = re.compile(r"(?:[ \t\f\r]*(?:#[^\n]*)?\n)*")
 _CONT_WORD = re.compile(r"[ \t\f\r]*(?:then|and|or|else)(?![A-Za-z0-9_.\-])")
-_OBJECT_NEXT = re.compile(r"(?:\s*(?:not(?![A-Za-z0-9_.\-])|\())*\s*(?:[<{]|only\s*[<{(])")
-"""What follows an `or` / `and` of object patterns (v2): `<`, `{` or `only <`, past any `not` and `(`.
-No predicate starts so, so such an `or` joins patterns (after `with`), never predicates."""
+_GAP = r"(?:\s|#[^\n]*(?![^\n]))*"  # white space and comments (a comment runs to its line's end, one way)
+_OBJECT_NEXT = re.compile(rf"(?:{_GAP}(?:not(?![A-Za-z0-9_.\-])|\())*{_GAP}(?:[<{{]|only{_GAP}[<{{(])")
+"""What follows an `or` / `and` of object patterns (v2): `<`, `{` or `only <`, past any `not` and `(`
+(and white space and comments: inside brackets a line may break there). No predicate starts so, so
+such an `or` joins patterns (after `with`), never predicates."""
 _PATTERN_OPS = {"OR": "_POR", "AND": "_PAND"}
 
 

@@ -144,12 +144,18 @@ def pattern_not(draw: st.DrawFn, depth: int) -> Tokens:
         lambda: flat(pick(draw, [["at", "least"], ["at", "most"], ["above"], ["below"]]), num()),
         lambda: ["between", num(), "and", num()],
         lambda: flat("contains", draw(pattern_not(0))),
+        lambda: [draw(string()), "loosely"],  # v2: precise matching
+        lambda: flat("one", "of", "[", commas(draw, [[draw(string()), "loosely"], *draw(st.lists(value(1),
+                                                                                              max_size=2))]), "]"),
     ]
     if depth:
         forms += [
             lambda: draw(object_pattern(depth - 1)),
             lambda: flat("not", draw(pattern_not(depth - 1))),
             lambda: flat("[", commas(draw, draw(st.lists(pattern_or(depth - 1), max_size=3))), "]"),
+            lambda: flat("only", draw(object_pattern(depth - 1))),  # v2
+            lambda: flat("(", draw(pattern_or(depth - 1)), ")"),  # v2
+            lambda: flat(pick(draw, ["contains", "not"]), "(", draw(pattern_or(depth - 1)), ")"),  # v2
         ]
     return one_form(draw, forms)
 
@@ -170,8 +176,26 @@ def object_pattern(draw: st.DrawFn, depth: int = 2) -> Tokens:
     return flat(open_, commas(draw, entries), close)
 
 
+@st.composite
+def args_atom(draw: st.DrawFn, depth: int = 1) -> Tokens:
+    """One operand after `with` (v2): it starts with `<`, `{`, `only`, `not` or `(` and an object."""
+    forms = [lambda: draw(object_pattern()), lambda: flat("only", draw(object_pattern()))]
+    if depth:
+        forms += [lambda: flat("not", draw(args_atom(depth - 1))),
+                  lambda: flat("(", sep_by([draw(object_pattern(1)), draw(object_pattern(1))],
+                                           pick(draw, ["or", "and"])), ")")]
+    return one_form(draw, forms)
+
+
+@st.composite
+def joined_args(draw: st.DrawFn) -> Tokens:
+    """Object patterns joined by `or` / `and` after `with` (v2), as `and` binds tighter."""
+    conjunction = st.lists(args_atom(), min_size=1, max_size=2).map(lambda x: sep_by(x, "and"))
+    return sep_by(draw(st.lists(conjunction, min_size=1, max_size=2)), "or")
+
+
 def args() -> st.SearchStrategy[Tokens]:
-    return st.one_of(object_pattern(), st.just(["$args"]))
+    return st.one_of(object_pattern(), st.just(["$args"]), joined_args())
 
 
 def with_args() -> st.SearchStrategy[Tokens]:
@@ -211,7 +235,18 @@ def call_predicate(draw: st.DrawFn) -> Tokens:
         lambda: flat(pick(draw, ["first", "last"]), "call", tool, draw(with_args())),
         lambda: flat("every", "call", tool, "with", draw(args())),
         lambda: pick(draw, [["no", "tool", "calls"], ["no", "error"]]),
+        lambda: flat(pick(draw, [["called"], ["calls", "are"]]), "[", commas(draw, draw(st.lists(list_step(),  # v2
+                     min_size=1, max_size=3))), "]", "in", "any", "order"),
+        lambda: ["valid", "arguments"],  # v2
     ])
+
+
+@st.composite
+def list_step(draw: st.DrawFn) -> Tokens:
+    """A step of `called [...] in any order` (v2): inside brackets, any pattern may follow `with`."""
+    if draw(st.integers(0, 4)) == 0:
+        return ["any", "tool"]
+    return flat(pick(draw, TOOLS), pick(draw, [[], ["with", *draw(args())], ["with", *draw(pattern_or(1))]]))
 
 
 @st.composite
@@ -227,6 +262,7 @@ def other_predicate(draw: st.DrawFn) -> Tokens:
         lambda: flat("final", "number", pick(draw, [["at", "least"], ["above"], ["below"]]), num()),
         lambda: ["final", "number", "between", num(), "and", num()],
         lambda: flat("final", "json", draw(pattern_not(2))),
+        lambda: flat("final", "json", draw(joined_args())),  # v2
         lambda: ["tokens", "at", "most", num()],
         lambda: ["duration", "at", "most", pick(draw, DURATIONS)],
         lambda: flat("judge", draw(text()), pick(draw, [[], ["at", "least", "0.7"]])),
@@ -274,6 +310,8 @@ def setting(draw: st.DrawFn) -> Tokens:
         lambda: ["mode", pick(draw, ["agent", "single-turn"])],
         lambda: ["max", "turns", num()],
         lambda: ["user", "turns", num()],  # v2
+        lambda: flat("tools", sep_by([[t] for t in draw(st.lists(st.sampled_from(TOOLS), min_size=1,
+                                                                   max_size=3))])),  # v2
         lambda: flat("skip", reason()),
         lambda: flat("xfail", reason()),
     ])

@@ -374,3 +374,8 @@ def test_a_conversation_checks_valid_arguments_per_turn_and_whole() -> None:
     results = case.runs[0].expectations
     assert [r.passed for r in sorted(results, key=lambda r: (r.turn or 0))] == [False, True, False]
     assert case.tools == ["get_stock"]
+
+
+def test_an_or_of_objects_may_break_its_line_inside_brackets_with_a_comment() -> None:
+    node = expr("(called t with <a: 1> or  # either\n  <b: 2>) and called u")
+    assert isinstance(node, a.AndExpr) and isinstance(node.items[0].args, a.PatternOr)
