@@ -29,7 +29,7 @@ from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
 from ._expect import compile_expectation, lint
-from ._offered import Offered, check_names
+from ._offered import Offered, check_names, unoffered
 from ._model import (
     CaseSettings,
     CompiledCase,
@@ -601,6 +601,8 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
             failed = True
     if row is not None:
         settings = apply_row_columns(settings, row)
+    if settings.tools is not None and prelude.names_known:  # v2: an expected call the case cannot offer
+        session.warn(unoffered(case.body, settings.tools, prelude.tools))
     name = to_text(_fill(case.name, row, session.holes))
     if failed:
         return None  # its problems are already reported

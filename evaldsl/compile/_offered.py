@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..syntax import _ast as a
+from ..syntax._diagnostics import Diagnostic, warning
 from ._errors import CompileProblem
 from ._model import CaseSettings, CompiledTool
 from ._values import tool_name
@@ -57,6 +58,34 @@ class Offered:
         if found is None:
             found = self._made[names] = tuple(self.tools[n] for n in dict.fromkeys(names) if n in self.tools)
         return found
+
+
+_NEEDS_A_CALL = (a.Called, a.CalledSequence, a.CallsAre, a.FirstCall, a.LastCall, a.CalledAnyOrder,
+                 a.CallsAreAnyOrder)
+"""Predicates that hold only when the tools they name were called (not `every call`, `only called`)."""
+
+
+def unoffered(body: tuple[Any, ...], offered: tuple[str, ...], declared: Mapping[str, Any]) -> list[Diagnostic]:
+    """W309 for each declared tool that a case's own `expect` lines need a call of, outside `not`,
+    though its `tools` setting does not offer it: that predicate can never hold in the case."""
+    found = []
+    for stmt in body:
+        if not isinstance(stmt, a.ExpectStmt):
+            continue
+        nodes = list(a.walk(stmt.expectation))
+        negated = {id(n) for neg in nodes if isinstance(neg, a.Negation) for n in a.walk(neg.expr)}
+        for node in nodes:
+            if not isinstance(node, _NEEDS_A_CALL) or id(node) in negated:
+                continue
+            refs = [step.tool for step in node.steps] if hasattr(node, "steps") else [node.tool]
+            for ref in refs:
+                if isinstance(ref, a.ToolName) and ref.name in declared and ref.name not in offered:
+                    found.append(warning(
+                        "W309", f"`{ref.name}` is declared but not offered to this case (`tools`): a model run "
+                        "does not see it", ref.span,
+                        help=f"the case's `tools` offers {', '.join(offered)}; add {ref.name} there, or expect "
+                             "another tool"))
+    return found
 
 
 def offered_names(case: Any) -> list[str]:

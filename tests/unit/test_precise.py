@@ -379,3 +379,12 @@ def test_a_conversation_checks_valid_arguments_per_turn_and_whole() -> None:
 def test_an_or_of_objects_may_break_its_line_inside_brackets_with_a_comment() -> None:
     node = expr("(called t with <a: 1> or  # either\n  <b: 2>) and called u")
     assert isinstance(node, a.AndExpr) and isinstance(node.items[0].args, a.PatternOr)
+
+
+def test_an_expected_call_of_a_tool_the_case_does_not_offer_is_a_warning() -> None:
+    body = '  tools get_stock\n  prompt "p"\n  expect called send_email or called get_stock\n'
+    suite = evaldsl.compile(TOOLS + 'case "c"\n' + body + '  expect not called send_email\n'
+                            '  expect every call send_email with <to: any>\n')
+    assert [(w.code, w.span.line) for w in suite.warnings] == [("W309", 17)]
+    quiet = evaldsl.compile(TOOLS + 'case "c"\n  prompt "p"\n  expect called send_email\n')
+    assert quiet.warnings == ()
