@@ -10,6 +10,8 @@ Covers: a two-turn refund against a world (state after each turn, `expect world`
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,14 @@ from servers._script import call, text, tool_calls
 from servers._server import ScriptedServer
 
 from evaldsl.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _forget_my_agent() -> Iterator[None]:
+    """`my_agent.py` is imported by path as `my_agent`: drop it after each test, or another test's own
+    `my_agent` (the pytest plugin's, run in this process) finds this one instead."""
+    yield
+    sys.modules.pop("my_agent", None)
 
 WORLD = '''
 class Shop:
