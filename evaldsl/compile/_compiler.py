@@ -29,6 +29,7 @@ from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
 from ._expect import compile_expectation, lint
+from ._offered import Offered, check_names
 from ._model import (
     CaseSettings,
     CompiledCase,
@@ -41,6 +42,7 @@ from ._model import (
 from ._positions import ByPosition
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
+from ._validate import without_tools
 from ._values import to_python, to_text
 
 Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
@@ -277,6 +279,14 @@ class _Prelude:
 
     _tool_tuple: tuple[CompiledTool, ...] | None = None
 
+    def offered(self, settings: CaseSettings) -> tuple[CompiledTool, ...]:
+        """The tools a case with ``settings`` offers (v2, `tools T1, T2`): a tuple shared by its like."""
+        if self._offered is None:
+            self._offered = Offered(self.tools, self.tool_tuple)
+        return self._offered(settings)
+
+    _offered: Offered | None = None
+
 
 def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
              chain: tuple[Path, ...]) -> _Prelude:
@@ -292,6 +302,8 @@ def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], file
             elif isinstance(stmt, a.DescriptionStmt):
                 description = to_text(stmt.text)
             elif isinstance(stmt, SETTING_TYPES):
+                if isinstance(stmt, a.ToolsStmt):
+                    check_names(stmt, tools, world is None or world.loaded)
                 defaults = apply(defaults, stmt)
             elif isinstance(stmt, a.ExpectStmt):
                 suite_expects.append(_expectation(session, stmt, None, lint_tools, filename, from_suite=True))
@@ -376,6 +388,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         problems, warnings, needs_judge = lint(node, tools, session.predicates)
         if not session.has_world and session.predicates is None:
             problems += world_without_world(node)
+        if not tools and not session.has_world:
+            warnings += without_tools(node)  # v2: `valid arguments` with nothing to validate against
         session.warn(warnings)
         for problem in problems[1:]:
             session.problem(problem, stmt)
@@ -561,7 +575,10 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
     for stmt in case.body:
         try:
             if isinstance(stmt, SETTING_TYPES):
-                settings = apply(settings, _fill(stmt, row, session.holes))
+                filled = _fill(stmt, row, session.holes)
+                if isinstance(filled, a.ToolsStmt):
+                    check_names(filled, prelude.tools, prelude.names_known)
+                settings = apply(settings, filled)
             elif isinstance(stmt, a.PromptStmt):
                 prompt = to_text(_fill(stmt, row, session.holes).text)  # the statement: `prompt $p` too
             elif isinstance(stmt, a.SetupStmt):
@@ -593,7 +610,7 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
         prompt = turns[0].message  # a conversation's first message (LANGUAGE.md 11)
     return CompiledCase(suite=prelude.name, name=name, file=filename, line=line, prompt=prompt,
                         settings=settings, expectations=tuple(expects), setup=setup,
-                        tools=prelude.tool_tuple, turns=turns, simulated_user=scopes.simulated,
+                        tools=prelude.offered(settings), turns=turns, simulated_user=scopes.simulated,
                         given=tuple(given), world=prelude.world)
 
 

@@ -103,7 +103,7 @@ def given_rule(stmt: a.GivenStmt, tools: Mapping[str, CompiledTool], names_known
                                   "declare it with a `tool` block (or a world method)")
     matcher = None
     if stmt.args is not None:
-        if not isinstance(stmt.args, a.ObjectPattern):
+        if isinstance(stmt.args, a.Placeholder):  # (v2 patterns over objects go on to `compile_args`)
             raise CompileProblem("`given ... with` needs an argument pattern such as <city: any>", stmt.args,
                                  code="E201")
         matcher = compile_args(stmt.args)

@@ -98,6 +98,9 @@ class EvalContext:
     expectation, the state after that turn; for a whole-run (or whole-conversation) one, the
     state at the end of the run. Left `NO_STATE`, `expect world` asks ``world.state()`` of a
     harness's world when it has that method, and fails otherwise, saying why."""
+    tools: Sequence[Any] | None = None
+    """The `CompiledTool`s the run was offered (v2: the case's `tools` setting, else every declared
+    tool), for `valid arguments`; None when the scorer does not know them."""
 
 
 Check = Callable[[EvalContext], Outcome]
@@ -142,6 +145,8 @@ class CaseSettings:
     tags: tuple[str, ...] = ()
     user_turns: int = 10
     """`user turns N` (v2): the bound on a simulated user's messages, 1 to 100."""
+    tools: tuple[str, ...] | None = None
+    """`tools T1, T2` (v2): the declared tools offered to the case, in that order; None: every one."""
 
 
 @dataclass(frozen=True)
@@ -414,6 +419,7 @@ class CompiledSuite:
                         "skip": c.settings.skip,
                         "xfail": c.settings.xfail,
                         "tags": list(c.settings.tags),
+                        "tools": None if c.settings.tools is None else list(c.settings.tools),
                     },
                     "expectations": [
                         {"label": e.label, "line": e.line, "from_suite": e.from_suite}

@@ -15,7 +15,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import CaseSettings
-from ._values import to_number, to_python, to_text
+from ._values import to_number, to_python, to_text, tool_name
 
 MODES = ("agent", "single-turn")
 
@@ -95,11 +95,13 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
         return replace(settings, skip=to_text(stmt.reason) if stmt.reason is not None else "")
     if isinstance(stmt, a.XfailStmt):
         return replace(settings, xfail=to_text(stmt.reason) if stmt.reason is not None else "")
+    if isinstance(stmt, a.ToolsStmt):  # v2; its names are checked against the declared tools (`_offered`)
+        return replace(settings, tools=tuple(tool_name(ref) for ref in stmt.tools))
     return settings
 
 
 SETTING_TYPES = (a.TagsStmt, a.RepeatStmt, a.MaxTurnsStmt, a.PassRateStmt, a.TimeoutStmt,
-                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt)
+                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt, a.ToolsStmt)
 
 
 def apply_row_columns(settings: CaseSettings, row: dict[str, Any]) -> CaseSettings:

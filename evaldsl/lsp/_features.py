@@ -46,8 +46,10 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
     answers = _answer_words(_continued(lines, line) + words if words[0] == "then" else words)
     if answers is not None:
         return _keywords(answers)
-    if last in ("called", "call", "then", "are", "given") or last.endswith(",") and "only" in words:
-        extra = [Completion("any tool", "keyword")] if last in ("called", "then") else []
+    in_list = ("called" in words or "are" in words) and head.rfind("[") > head.rfind("]")  # v2: `called [a, `
+    if (last in ("called", "call", "then", "are", "given") or last.endswith(",") and ("only" in words or words[0] == "tools")
+            or words[0] == "tools" and len(words) == 1 or in_list and last.endswith(("[", ","))):
+        extra = [Completion("any tool", "keyword")] if last in ("called", "then") or in_list else []
         return extra + [Completion(t.name, "tool", t.declaration.split("\n")[0]) for t in outline.tools.values()]
     if last in ("expect", "not", "and", "or", "else", "(") or head.rstrip().endswith("("):
         return _keywords(_words.PREDICATES)
@@ -59,6 +61,10 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
         return _keywords(_words.AFTER_FINAL_NUMBER)
     if last == "mode":
         return _keywords(_words.MODES)
+    if last.endswith("]") and ("called" in words or "are" in words):
+        return _keywords(_words.AFTER_STEP_LIST)
+    if last == "with":
+        return _keywords(_words.AFTER_WITH)
     if words[0] == "param" and last.endswith(":"):
         return _keywords(_words.PARAM_TYPES)
     return []

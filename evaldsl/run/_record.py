@@ -35,8 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..artifacts import RunArtifacts
 
 SCHEMA_VERSION = 3
-"""2 added ``ErrorInfo.kind``; 3 added conversations (``RunResult.conversation``, ``ExpectationResult.turn``).
-Records of versions 1 and 2 still read (their errors have no kind; their runs no conversation)."""
+"""2 added ``ErrorInfo.kind``; 3 added conversations (``RunResult.conversation``, ``ExpectationResult.turn``)
+and ``CaseResult.tools``. Records of versions 1 and 2 still read (their errors have no kind; their runs no
+conversation; their cases no tools)."""
 READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 """The record versions this evaldsl reads (`report`, `compare`, `rescore`, `merge`, `--resume`)."""
 
@@ -214,6 +215,9 @@ class CaseResult(_Model):
     """The xfail reason ('' when none was given); null when not marked xfail."""
     runs: list[RunResult] = Field(default_factory=list)
     """One entry per run, in repeat order; empty when skipped."""
+    tools: list[str] | None = None
+    """The names of the tools each of its runs was offered, in order (v2: its `tools` setting, else every
+    declared tool); null when the suite declares none (or in a record before version 3)."""
 
     @property
     def id(self) -> str:

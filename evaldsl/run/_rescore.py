@@ -171,7 +171,7 @@ async def _rescore_run(
     else:
         out.judge_calls += judged
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=None, duration_s=run.latency_s,
-                      judge=judge, predicates=predicates)
+                      judge=judge, predicates=predicates, tools=case.tools)
     results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s)
     error = ErrorInfo(type="AgentError", message=artifacts.error,
                       kind=artifacts.error_kind or "agent_error") if artifacts.error else eval_error

@@ -79,7 +79,7 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
         artifacts = _with_duration(artifacts, latency)
     predicates = subject.predicates if predicates is None else predicates
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
-                      predicates=predicates, world_state=world_state)
+                      predicates=predicates, world_state=world_state, tools=case.tools)
     try:  # scoring's loop time, from `began` on, is added to the clock by evaluate
         results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
                                               clock=clock, began=began)

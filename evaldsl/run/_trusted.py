@@ -96,7 +96,7 @@ def run_result(index: int, passed: bool, score: float, latency: float, error: Er
 def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, status: str, score: float,
                 pass_rate: float, wilson_95: tuple[float, float], required_pass_rate: float, repeat: int,
                 latency_s: float | None, tags: list[str], skip: str | None, xfail: str | None,
-                runs: list[RunResult]) -> CaseResult:
+                runs: list[RunResult], tools: list[str] | None = None) -> CaseResult:
     """`CaseResult.model_validate` of a case that ran, every field given (``wilson_95`` as (low, high))."""
     low, high = wilson_95
     if (type(suite) is type(name) is type(file) is type(prompt) is str and type(line) is type(repeat) is int
@@ -105,13 +105,15 @@ def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, sta
             and (latency_s is None or type(latency_s) is float)
             and type(tags) is list and set(map(type, tags)) <= _ONLY_STR
             and (skip is None or type(skip) is str) and (xfail is None or type(xfail) is str)
-            and type(runs) is list and set(map(type, runs)) <= _ONLY_RUNS):
+            and type(runs) is list and set(map(type, runs)) <= _ONLY_RUNS
+            and (tools is None or type(tools) is list and set(map(type, tools)) <= _ONLY_STR)):
         interval: Any = _built(Interval, {"low": low, "high": high}, _INTERVAL_FIELDS)
     else:
         interval = None
     fields = {"suite": suite, "name": name, "file": file, "line": line, "prompt": prompt, "status": status,
               "score": score, "pass_rate": pass_rate, "wilson_95": interval, "required_pass_rate": required_pass_rate,
-              "repeat": repeat, "latency_s": latency_s, "tags": tags, "skip": skip, "xfail": xfail, "runs": runs}
+              "repeat": repeat, "latency_s": latency_s, "tags": tags, "skip": skip, "xfail": xfail, "runs": runs,
+              "tools": tools}
     if interval is not None:
         return _built(CaseResult, fields, _CASE_FIELDS)
     fields["wilson_95"] = {"low": low, "high": high}
