@@ -19,12 +19,12 @@ AFTER_FINAL = ("text", "number", "json")
 AFTER_FINAL_TEXT = ("contains", "is", "is empty", "starts with", "ends with", "matches")
 AFTER_FINAL_NUMBER = ("is", "at least", "at most", "above", "below", "between")
 MODES = ("agent", "single-turn")
-AFTER_STEP_LIST = ("in any order",)
-AFTER_WITH = ("only",)
 AFTER_GIVEN_TOOL = ("with", "returns", "fails")
 """After `given TOOL` (v2)."""
 AFTER_THEN_ANSWER = ("returns", "fails")
 """After the `then` of an answer sequence (v2): the next step's verb (left out, the step's before)."""
+AFTER_STEP_LIST = ("in any order",)
+AFTER_WITH = ("only",)
 PARAM_TYPES = ("string", "number", "integer", "boolean", "object", "array of", "one of")
 
 MEANINGS: dict[str, str] = {

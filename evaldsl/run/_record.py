@@ -36,8 +36,8 @@ from ..artifacts import RunArtifacts
 
 SCHEMA_VERSION = 3
 """2 added ``ErrorInfo.kind``; 3 added conversations (``RunResult.conversation``, ``ExpectationResult.turn``)
-and the tools each case offered (``CaseResult.tools``). Records of versions 1 and 2 still read (their errors
-have no kind; their runs no conversation; their cases no tools)."""
+and ``CaseResult.tools``. Records of versions 1 and 2 still read (their errors have no kind; their runs no
+conversation; their cases no tools)."""
 READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 """The record versions this evaldsl reads (`report`, `compare`, `rescore`, `merge`, `--resume`)."""
 

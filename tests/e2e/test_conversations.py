@@ -10,8 +10,6 @@ Covers: a two-turn refund against a world (state after each turn, `expect world`
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +18,6 @@ from servers._script import call, text, tool_calls
 from servers._server import ScriptedServer
 
 from evaldsl.cli import main
-
-
-@pytest.fixture(autouse=True)
-def _forget_my_agent() -> Iterator[None]:
-    """`my_agent.py` is imported by path as `my_agent`: drop it after each test, or another test's own
-    `my_agent` (the pytest plugin's, run in this process) finds this one instead."""
-    yield
-    sys.modules.pop("my_agent", None)
 
 WORLD = '''
 class Shop:
@@ -289,12 +279,12 @@ def prompt_only(prompt):
 def test_a_python_agent_reads_the_conversation_so_far(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    (tmp_path / "my_agent.py").write_text(AGENT)
-    code, out, err = run(capsys, "shop.evl", "--agent", "my_agent.py:agent", "--json", "rec.json")
+    (tmp_path / "conv_agent.py").write_text(AGENT)
+    code, out, err = run(capsys, "shop.evl", "--agent", "conv_agent.py:agent", "--json", "rec.json")
     assert code == 0, out + err
     import sys
 
-    seen = sys.modules["my_agent"].SEEN
+    seen = sys.modules["conv_agent"].SEEN
     assert [s["turn"] for s in seen] == [1, 2] and seen[0]["id"] == seen[1]["id"]
     assert seen[0]["messages"] == [{"role": "user", "content": "I want a refund for order 42"}]
     second = seen[1]["messages"]
@@ -307,8 +297,8 @@ def test_a_python_agent_reads_the_conversation_so_far(
 def test_a_conversation_for_an_agent_that_takes_one_prompt_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    (tmp_path / "my_agent.py").write_text(AGENT)
-    code, out, err = run(capsys, "shop.evl", "--agent", "my_agent.py:prompt_only")
+    (tmp_path / "conv_agent.py").write_text(AGENT)
+    code, out, err = run(capsys, "shop.evl", "--agent", "conv_agent.py:prompt_only")
     assert code == 4, out + err
     assert "shop.evl:4: case 'refunds in two turns' is a conversation" in err
     assert "run(message, ctx)" in err
@@ -403,8 +393,8 @@ def test_a_record_of_version_2_still_loads_in_report_compare_and_rescore(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "one.evl").write_text('case "hi"\n  prompt "hi"\n  expect final text contains "hi"\n')
-    (tmp_path / "my_agent.py").write_text(AGENT)
-    code, out, err = run(capsys, "one.evl", "--agent", "my_agent.py:prompt_only", "--json", "new.json")
+    (tmp_path / "conv_agent.py").write_text(AGENT)
+    code, out, err = run(capsys, "one.evl", "--agent", "conv_agent.py:prompt_only", "--json", "new.json")
     assert code == 0, out + err
     data = json.loads((tmp_path / "new.json").read_text())
     data["schema_version"] = 2  # as version 2 wrote it: no conversation, no turn
