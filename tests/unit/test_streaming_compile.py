@@ -254,10 +254,14 @@ def _reference_version(cases: list) -> str:  # type: ignore[type-arg]
     """The fingerprint as first defined: every case's entry in memory, sorted, joined, hashed."""
     import hashlib
 
-    from evaldsl.run._shard import file_keys
+    from evaldsl.run._shard import _settings_text, file_keys
+
+    class Shown(str):  # a case's settings as suite_version writes them (v2 settings at their defaults left out)
+        def __repr__(self) -> str:
+            return str(self)
 
     keys = file_keys(c.file for c in cases)
-    entries = sorted(repr(("/".join(keys[c.file]), c.name, c.prompt, c.settings, c.setup,
+    entries = sorted(repr(("/".join(keys[c.file]), c.name, c.prompt, Shown(_settings_text(c.settings)), c.setup,
                            [e.label for e in c.expectations], repr([(t.name, t.parameters) for t in c.tools])))
                      for c in cases)
     return "sha256:" + hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()[:16]
