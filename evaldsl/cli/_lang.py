@@ -87,6 +87,7 @@ def add_language_commands(sub: Any) -> None:
                      help="the agent the suites are for: warn when it cannot see their `system` or mock tools")
     p.add_argument("--root", metavar="DIR",
                    help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    add_suite_cache_options(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)",
@@ -112,6 +113,14 @@ def add_language_commands(sub: Any) -> None:
     p.set_defaults(func=cmd_schema)
 
 
+def add_suite_cache_options(p: Any) -> None:
+    """--suite-cache-dir and --no-suite-cache (as `run` has them): docs/running.md, "The suite cache"."""
+    from ..compile._suite_cache import DIR_HELP, OFF_HELP
+
+    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
+
+
 def _predicates_of(spec: str | None) -> dict[str, Any] | None:
     if spec is None:
         return None
@@ -135,7 +144,7 @@ def _blind_subject(args: argparse.Namespace) -> str | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..compile._compiler import check_suite, read_source
+    from ..compile._compiler import cache_options, check_suite, read_source
     from ..syntax._diagnostics import EvlError
 
     try:
@@ -152,10 +161,18 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"evaldsl: {problem}", file=sys.stderr)
         return 4
     errors = warnings = 0
+    from ..compile._suite_cache import suite_cache
+
+    cache = suite_cache(args.suite_cache_dir, enabled=not args.no_suite_cache, root=args.root)
     for file in files:
         try:
             text = read_source(file)  # read once: the warnings are shown with it too
-            suite = check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind))
+
+            def compiled(text: str = text, file: Path = file) -> Any:
+                return check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind))
+
+            options = cache_options("check+cases" if blind else "check", predicates, args.root)
+            suite = compiled() if cache is None else cache.compiled(str(file), text, options, compiled)
             diagnostics, sources = list(suite.warnings), {str(file): text}
             if blind:
                 from ..run._context import unseen_settings

@@ -39,6 +39,7 @@ from ._model import (
     SuiteCases,
 )
 from ._positions import ByPosition
+from ._reads import note_read
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
 from ._values import to_python, to_text
@@ -103,6 +104,8 @@ class _Session:
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
+            if path not in self.overlay:
+                note_read(path)
             text = self.overlay[path] if path in self.overlay else read_source(path, shown)
         except EvlError as exc:
             self.diagnostics.extend(exc.diagnostics)
@@ -695,13 +698,15 @@ def load(
 
 
 def compile_files(
-    files: Iterable[str | Path], *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+    files: Iterable[str | Path], *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None,
+    cache: Any = None,
 ) -> list[CompiledSuite]:
-    """Compile every file, in order; one `EvlError` with every file's problems when any has an error."""
+    """Compile every file, in order; one `EvlError` with every file's problems when any has an error.
+    ``cache``: a `SuiteCache` to reuse what an earlier compile of an unchanged file produced."""
     suites, diagnostics, sources = [], [], {}
     for file in files:
         try:
-            suites.append(compile_file(file, predicates=predicates, root=root))
+            suites.append(compile_file(file, predicates=predicates, root=root, cache=cache))
         except EvlError as exc:
             diagnostics.extend(exc.diagnostics)
             sources.update(exc.sources)
@@ -711,10 +716,23 @@ def compile_files(
 
 
 def compile_file(
-    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None,
+    cache: Any = None,
 ) -> CompiledSuite:
-    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError); ``root`` as in `load`."""
-    return compile_suite(read_source(path), str(path), predicates=predicates, root=root)
+    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError); ``root`` as in `load`,
+    ``cache`` as in `compile_files`."""
+    text = read_source(path)
+    if cache is None:
+        return compile_suite(text, str(path), predicates=predicates, root=root)
+    return cache.compiled(str(path), text, cache_options("run", predicates, root),
+                          lambda: compile_suite(text, str(path), predicates=predicates, root=root))
+
+
+def cache_options(kind: str, predicates: Mapping[str, Any] | None, root: str | Path | None) -> tuple:
+    """What a compile depends on besides its files, for the suite cache's key: the kind of compile,
+    the custom predicates' names (unknown names are errors only when they are given) and the root."""
+    names = None if predicates is None else tuple(sorted(predicates))
+    return kind, names, None if root is None else str(Path(root).resolve())
 
 
 def read_source(path: str | Path, shown: str | None = None) -> str:

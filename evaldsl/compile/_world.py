@@ -43,6 +43,7 @@ from typing import Any
 
 from ._errors import CompileProblem
 from ._model import CompiledTool, ToolAnswer
+from ._reads import note_read
 
 _MODULES: dict[Path, ModuleType] = {}
 """World files imported in this process, by resolved path: each is imported once."""
@@ -127,6 +128,7 @@ def load_world(spec: str, base: Path, node: Any = None) -> WorldClass:
     if not path.is_file():
         raise CompileProblem(f"cannot find the world file {path_text}", node, code="E244",
                              help=f"looked for {base / path_text} (relative to the suite's file)")
+    note_read(path)
     module = _import(path, node)
     cls = getattr(module, name, None)
     if not inspect.isclass(cls):
