@@ -466,11 +466,8 @@ class _FileCases:
 
     def lazy(self, names: list[str]) -> LazyCases:
         """The cases made again from their rows when read; ``names``: theirs, in order, as compiled."""
-        quiet = _Rebuild(self.session, self.holes)
+        quiet = _Rebuild(self.session, self.holes, self.case)
         case, rows, prelude, filename = self.case, self.rows, self.prelude, self.filename
-        for stmt in case.body:  # linted with every row already; whether it needs a judge is the same for each
-            if isinstance(stmt, a.ExpectStmt):
-                quiet.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
 
         def build(i: int) -> CompiledCase:
             return _made(_one_case(quiet, case, rows[i], prelude, filename), i, filename)
@@ -543,9 +540,24 @@ class _Rebuild(_Session):
     """The session a row's case is made again in, after its suite compiled: it reports nothing
     (every row's problems and warnings were reported then) and keeps nothing but shared checks."""
 
-    def __init__(self, session: _Session, holes: set[int] | None) -> None:
+    def __init__(self, session: _Session, holes: set[int] | None, case: a.Case) -> None:
         super().__init__(session.predicates)
-        self.checks, self.holes = session.checks, holes
+        self.checks, self.holes, self.case = session.checks, holes, case
+        self._index()
+
+    def _index(self) -> None:
+        """Whether each `expect` needs a judge (linted with every row already: the same for each)."""
+        for stmt in self.case.body:
+            if isinstance(stmt, a.ExpectStmt):
+                self.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (the suite cache): ``holes`` and ``needs_judge`` are keyed by the ``id()`` of the
+        case's nodes, which are new objects now, so both are made again from the case."""
+        self.__dict__.update(state)
+        self.needs_judge = {}
+        self.holes = None if self.holes is None else holes(self.case)
+        self._index()
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         pass

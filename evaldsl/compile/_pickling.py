@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ._model import CompiledTool
 from ._world import WorldClass, load_world
 
 PROTOCOL = 5
@@ -42,7 +43,7 @@ def dumps(obj: Any) -> bytes:
     """
     buffer = io.BytesIO()
     try:
-        SuitePickler(buffer, protocol=PROTOCOL).dump(obj)
+        SuitePickler(buffer, protocol=PROTOCOL, worlds=_worlds_in(obj)).dump(obj)
     except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError) as exc:
         raise StoreRefused(f"{type(exc).__name__}: {exc}") from None
     return buffer.getvalue()
@@ -54,7 +55,12 @@ def loads(data: bytes) -> Any:
 
 
 class SuitePickler(pickle.Pickler):
-    """`pickle.Pickler` that stores evaldsl's own closures by value and a loaded world by its spec."""
+    """`pickle.Pickler` that stores evaldsl's own closures by value and a loaded world by its spec
+    (its tools by their name in it: their argument models are classes made when it was loaded)."""
+
+    def __init__(self, file: Any, protocol: int, worlds: dict[str, WorldClass]) -> None:
+        super().__init__(file, protocol=protocol)
+        self.worlds = worlds
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
@@ -64,7 +70,16 @@ class SuitePickler(pickle.Pickler):
             return marshal.loads, (marshal.dumps(obj),)
         if kind is WorldClass and obj.cls is not None:
             return _world_again, (obj.spec, obj.file, obj.name)
+        if kind is CompiledTool and obj.method is not None and obj.file in self.worlds:
+            return _world_tool, (self.worlds[obj.file], obj.name)
         return NotImplemented
+
+
+def _worlds_in(obj: Any) -> dict[str, WorldClass]:
+    """The loaded world of a compiled suite (every case of a file has the same), by its file."""
+    cases = getattr(obj, "cases", None)
+    world = getattr(cases[0], "world", None) if cases else None
+    return {world.file: world} if isinstance(world, WorldClass) and world.cls is not None else {}
 
 
 def _ours(fn: types.FunctionType) -> bool:
@@ -115,3 +130,11 @@ def _world_again(spec: str, file: str, name: str) -> WorldClass:
     the suite again so the problem is reported at its line."""
     path = Path(file)
     return replace(load_world(f"{path.name}:{name}", path.parent), spec=spec)
+
+
+def _world_tool(world: WorldClass, name: str) -> CompiledTool:
+    """The tool ``name`` of ``world`` (loaded again by `_world_again`)."""
+    for tool in world.tools:
+        if tool.name == name:
+            return tool
+    raise pickle.UnpicklingError(f"the world {world.spec} has no tool {name} now")
