@@ -22,12 +22,9 @@ root (``--root``, else the working directory).
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
-import secrets
 import struct
 import sys
-import tempfile
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -121,6 +118,8 @@ class SuiteCache:
         if not data.startswith(FORMAT) or len(data) < head + _MAC_SIZE + 8:
             raise _Unusable("not an entry of this version of evaldsl")
         mac, body = data[head:head + _MAC_SIZE], data[head + _MAC_SIZE:]
+        import hmac
+
         if not hmac.compare_digest(mac, self._mac(body)):
             raise _Unusable("written by another user or machine, or altered")
         (size,) = struct.unpack_from("<Q", body)
@@ -199,6 +198,8 @@ def _stderr(line: str) -> None:
 
 
 def _replace_atomically(path: Path, data: bytes) -> None:
+    import tempfile  # here: a command that only reads the cache does not pay for it
+
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -219,6 +220,9 @@ def key_file() -> Path:
 
 
 def _load_or_make_key(path: Path) -> bytes:
+    import secrets
+    import tempfile
+
     try:
         key = path.read_bytes()
         if len(key) == 32:
