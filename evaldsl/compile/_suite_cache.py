@@ -5,7 +5,7 @@ An entry is found by a key naming what the compile depended on besides the
 files: the command's kind of compile and options, the file's name as given
 and its resolved path, and the compiler itself (`code_fingerprint`: the
 evaldsl version, the grammar's digest, Python's and pydantic's versions and
-the compiler's source files). It holds every file the compile read, each
+evaldsl's source files). It holds every file the compile read, each
 with the digest of its bytes (`_reads`), and it is used only when every one
 still has that digest: a change to the file, a `use` file, an `examples
 from` file or a world's file compiles the suite again.
@@ -82,7 +82,8 @@ class SuiteCache:
         if self._broken or not self._inside(str(top)):
             return build()
         key = repr((filename, str(top), options, code_fingerprint()))
-        entry = self.directory / "suites" / f"{hashlib.blake2b(key.encode('utf-8', 'surrogatepass'), digest_size=20).hexdigest()}.bin"
+        name = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        entry = self.directory / "suites" / f"{name}.bin"
         own = digest_bytes(text.encode("utf-8", "surrogatepass"))
         found = self._read(entry, key, str(top), own)
         if found is not None:
@@ -258,11 +259,12 @@ def code_fingerprint() -> str:
     grammar = grammar_path()
     digest.update(repr((__version__, sys.implementation.cache_tag, sys.version, pydantic.VERSION,
                         FORMAT, digest_file(grammar))).encode())
-    package = Path(__file__).resolve().parent.parent
-    for folder in ("compile", "syntax"):  # an edited checkout changes these without a new version
-        for source in sorted((package / folder).glob("*.py")):
-            info = source.stat()
-            digest.update(f"{folder}/{source.name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder, dirs, files in os.walk(package):  # an edited checkout changes these without a new version
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            info = os.stat(os.path.join(folder, name))
+            digest.update(f"{os.path.relpath(folder, package)}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 

@@ -92,7 +92,8 @@ def test_a_cached_suite_runs_as_the_compiled_one(project: Project) -> None:
     compiled = project.compile(project.cache())
     cached = project.compile(project.cache())
     assert project.builds == 1 and cached is not compiled
-    answer = RunArtifacts(final_text="it is sunny", tool_calls=[ToolCall(name="search", args={"query": "weather in paris"})])
+    call = ToolCall(name="search", args={"query": "weather in paris"})
+    answer = RunArtifacts(final_text="it is sunny", tool_calls=[call])
     results = []
     for suite in (compiled, cached):
         report = run_suite(ScriptedAgent(default=answer), suite)
@@ -269,3 +270,25 @@ def test_the_switches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for off in ("0", "off", "OFF", "no", "false"):
         monkeypatch.setenv("EVALDSL_SUITE_CACHE", off)
         assert suite_cache(tmp_path / "c") is None
+
+
+def test_a_harness_with_other_predicates_compiles_again(project: Project) -> None:
+    """Unknown custom predicates are errors only when a harness names its own: the names are in the key."""
+    (project.root / "custom.evl").write_text('case "x"\n  prompt "p"\n  expect is_tidy()\n')
+    path = project.root / "custom.evl"
+    text = path.read_text()
+
+    def compiled(predicates: Any) -> Any:
+        def build() -> Any:
+            project.builds += 1
+            return check_suite(text, str(path), predicates=predicates)
+
+        return project.cache().compiled(str(path), text, cache_options("check", predicates, None), build)
+
+    compiled(None)
+    compiled({"is_tidy": print})
+    assert project.builds == 2
+    with pytest.raises(EvlError, match="is_tidy"):
+        compiled({"is_clean": print})
+    compiled(None)
+    assert project.builds == 3
