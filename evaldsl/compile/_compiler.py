@@ -22,7 +22,6 @@ from typing import Any, Union
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
-from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ..syntax._unparse import unparse
 from ._conversation import Scopes, given_rule, shape_problems, world_without_world
 from ._errors import CompileProblem
@@ -112,6 +111,8 @@ class _Session:
             self.sources.update(exc.sources)
             return None
         self.sources[shown] = text
+        from ..syntax._parser import parse_with_diagnostics
+
         suite, diags = parse_with_diagnostics(text, shown)
         self.diagnostics.extend(diags)
         return None if any(d.severity == "error" for d in diags) else suite
@@ -148,6 +149,8 @@ def compile_suite(
     Raises:
         EvlError: with every error found (warnings ride along in `.diagnostics`).
     """
+    from ..syntax._parser import gc_paused  # here, as every use of the parser: a cached suite needs no lark
+
     with gc_paused():
         return _compile_source(source, filename, predicates, base_dir, root, sources, import_worlds=import_worlds)
 
@@ -158,6 +161,8 @@ def check_suite(text: str, filename: str, *, predicates: Mapping[str, Any] | Non
     """`compile_suite` for `evaldsl check`: every diagnostic, but (unless ``keep_cases``) a suite
     without its cases, which are dropped as soon as each is compiled: memory does not grow with them.
     A `world` file is imported only with ``import_worlds`` (`check --import-worlds`)."""
+    from ..syntax._parser import gc_paused
+
     with gc_paused():
         return _compile_source(text, filename, predicates, None, root, keep_cases=keep_cases,
                                import_worlds=import_worlds)
@@ -177,6 +182,8 @@ def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[st
             session = _Session(predicates, root, sources, import_worlds)  # again, from the whole file's AST
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
+        from ..syntax._parser import parse_with_diagnostics
+
         suite, diags = parse_with_diagnostics(source, filename)
         session.diagnostics.extend(diags)
     else:
@@ -209,6 +216,8 @@ def _compile_streaming(session: _Session, text: str, filename: str, base: Path, 
     stream = _Stream(session, filename, base, chain, keep_cases)
     if not keep_cases:
         session.checks_limit = CHECK_CACHE
+    from ..syntax._parser import parse_items
+
     suite, parse_diags = parse_items(text, filename, emit=stream.add)
     if any(d.severity == "error" for d in parse_diags):
         raise EvlError(parse_diags, {filename: text})

@@ -21,6 +21,7 @@ root (``--root``, else the working directory).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import struct
@@ -30,7 +31,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..syntax._parser import gc_paused
 from ._reads import Read, digest_bytes, digest_file, recording
 
 DEFAULT_DIR = Path(".evaldsl_cache")
@@ -133,15 +133,19 @@ class SuiteCache:
         for path, digest in reads[1:]:
             if not self._inside(path) or digest_file(path) != digest:
                 return None  # a file it read changed (or is now outside the root)
+        collecting = gc.isenabled()
+        gc.disable()  # loading makes many small objects and no cycle to collect (as a parse does)
         try:
-            with gc_paused():
-                return _pickling.loads(body[8 + size:])
+            return _pickling.loads(body[8 + size:])
         except Exception as exc:
             from ._errors import CompileProblem
 
             if isinstance(exc, CompileProblem):  # a world file that no longer imports: say so at its line
                 return None
             raise _Unusable(f"unreadable: {type(exc).__name__}: {exc}") from None
+        finally:
+            if collecting:
+                gc.enable()
 
     def _write(self, entry: Path, key: str, reads: list[Read], suite: Any) -> None:
         from . import _pickling
@@ -253,13 +257,15 @@ def code_fingerprint() -> str:
     import pydantic
 
     from .. import __version__
-    from ..syntax._grammar import grammar_path
 
     digest = hashlib.blake2b(digest_size=20)
-    grammar = grammar_path()
-    digest.update(repr((__version__, sys.implementation.cache_tag, sys.version, pydantic.VERSION,
-                        FORMAT, digest_file(grammar))).encode())
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the grammar where `syntax._grammar.grammar_path` looks (that module imports lark, which a
+    # command served by the cache does without): in a wheel, then in a source checkout
+    grammars = [digest_file(os.path.join(where, "grammar", "evl.lark"))
+                for where in (package, os.path.dirname(package))]
+    digest.update(repr((__version__, sys.implementation.cache_tag, sys.version, pydantic.VERSION,
+                        FORMAT, grammars)).encode())
     for folder, dirs, files in os.walk(package):  # an edited checkout changes these without a new version
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
