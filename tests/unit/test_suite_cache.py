@@ -292,3 +292,45 @@ def test_a_harness_with_other_predicates_compiles_again(project: Project) -> Non
         compiled({"is_clean": print})
     compiled(None)
     assert project.builds == 3
+
+
+def test_a_folder_that_cannot_be_written_is_said_once_and_the_compile_goes_on(project: Project) -> None:
+    (project.root / ".evaldsl_cache").write_text("a file where the folder should be")
+    cache = project.cache()
+    for _ in range(2):
+        assert len(project.compile(cache).cases) == 2
+    assert project.builds == 2
+    assert len(project.warnings) == 1
+    assert "cannot write in" in project.warnings[0] and "going on without it" in project.warnings[0]
+
+
+def test_an_entry_whose_world_no_longer_imports_is_compiled_again_with_the_error(tmp_path: Path) -> None:
+    """A world is imported again when its entry is loaded (each process imports it once): when an import
+    inside it now fails, the suite is compiled again, so the error is the compile's own, at its line."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "helper.py").write_text("STATE = 'ok'\n")
+    (tmp_path / "shop_world.py").write_text(
+        "import helper\n\nclass Shop:\n    def refund(self, order: int) -> str:\n        '''Refund.'''\n"
+        "        return helper.STATE\n")
+    (tmp_path / "shop.evl").write_text(
+        'world "shop_world.py:Shop"\n\ncase "refund"\n  prompt "refund 42"\n  expect called refund\n')
+    (tmp_path / "agent.py").write_text(
+        "from evaldsl import RunArtifacts, ToolCall\n"
+        "def agent(prompt):\n    return RunArtifacts(tool_calls=[ToolCall(name='refund', args={'order': 42})])\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "key"), "PYTHONPATH": str(tmp_path)}
+    env.pop("EVALDSL_SUITE_CACHE", None)
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "evaldsl", "run", "shop.evl", "--agent", "agent:agent", "-q"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    assert run().returncode == 0
+    assert len(list((tmp_path / ".evaldsl_cache" / "suites").glob("*.bin"))) == 1
+    (tmp_path / "helper.py").write_text("raise RuntimeError('helper broke')\n")
+    done = run()
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "E244" in done.stderr and "helper broke" in done.stderr and "shop.evl:1" in done.stderr
+    assert "ignoring the entry" not in done.stderr  # not a damaged entry: a suite that no longer compiles
