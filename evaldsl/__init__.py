@@ -27,14 +27,25 @@ if TYPE_CHECKING:
     from ._baseline import baseline, baseline_files, dump_baseline
     from .models._judge import LLMJudge
     from .models._loop import ModelAgent
+    from .models._user import SimulatedUser
     from .report._compare import Comparison, compare_records
     from .report._json import read_record
     from .report._merge import MergeError, merge_records
     from .run._api import arun_case, arun_eval, arun_suite, run_case, run_eval, run_suite
     from .run._context import CaseContext
+    from .run._conversation import ConversationUsage
     from .run._protocols import Agent, Harness, Predicates
     from .run._ray import RayExecutor
-    from .run._record import CaseResult, EvalReport, ExpectationResult, RunMeta, RunResult, Summary
+    from .run._record import (
+        CaseResult,
+        ConversationResult,
+        EvalReport,
+        ExpectationResult,
+        RunMeta,
+        RunResult,
+        Summary,
+        TurnResult,
+    )
     from .run._rescore import Rescored, rescore
     from .run._scripted import ScriptedAgent
     from .run._shard import Shard
@@ -53,6 +64,8 @@ _LAZY = {
     "Agent": ".run._protocols", "Harness": ".run._protocols", "Predicates": ".run._protocols",
     "CaseResult": ".run._record", "EvalReport": ".run._record", "ExpectationResult": ".run._record",
     "RunMeta": ".run._record", "RunResult": ".run._record", "Summary": ".run._record",
+    "ConversationResult": ".run._record", "TurnResult": ".run._record",
+    "ConversationUsage": ".run._conversation", "SimulatedUser": ".models._user",
     "ScriptedAgent": ".run._scripted",
     "CaseContext": ".run._context", "LLMJudge": ".models._judge", "ModelAgent": ".models._loop",
 }
@@ -81,6 +94,8 @@ __all__ = [
     "CompiledExpectation",
     "CompiledSuite",
     "CompiledTool",
+    "ConversationResult",
+    "ConversationUsage",
     "Diagnostic",
     "EvalContext",
     "EvalReport",
@@ -100,11 +115,13 @@ __all__ = [
     "RunResult",
     "ScriptedAgent",
     "Shard",
+    "SimulatedUser",
     "Span",
     "Suite",
     "Summary",
     "ToolAnswer",
     "ToolCall",
+    "TurnResult",
     "__version__",
     "arun_case",
     "arun_eval",

@@ -39,6 +39,7 @@ def compile(
     base_dir: str | Path | None = None,
     sources: Sources | None = None,
     root: str | Path | None = None,
+    import_worlds: bool = True,
 ) -> CompiledSuite:
     """Compile .evl text or a parsed `Suite` into a `CompiledSuite` of runnable cases.
 
@@ -52,11 +53,15 @@ def compile(
             files on disk (a language server passes an editor's unsaved buffers).
         root: when given, a `use` or `examples from` path outside this folder is an error
             (E230), as `evaldsl check --root` and `load(path, root=...)`.
+        import_worlds: import the suite's `world` file to know its tools (the default). False
+            (a language server, `evaldsl check` without --import-worlds): no Python is run, the
+            world's tool names are unknown and not checked, and the cases cannot run.
 
     Raises:
         EvlError: listing every error found.
     """
-    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir, sources=sources, root=root)
+    return compile_suite(source, filename, predicates=predicates, base_dir=base_dir, sources=sources, root=root,
+                         import_worlds=import_worlds)
 
 
 def format(text: str, filename: str = "<string>", *, line_width: int = 100) -> str:

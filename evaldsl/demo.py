@@ -353,9 +353,15 @@ class DemoAgent:
     def run(self, instruction: str, ctx: object = None) -> RunArtifacts:
         """Answer one prompt by the first rule that recognises it.
 
-        It takes the case context (docs/models.md) only to say that it has seen
-        the suite's mock tools and chose its own: its tools are built in.
+        It takes the case context (docs/models.md) to see the suite's tools: its
+        own are built in, except in a shop conversation (suites/examples/shop),
+        where it calls the world's `lookup_order` and `refund_order` through
+        the context (`_demo_shop`).
         """
+        from ._demo_shop import is_shop, shop_turn
+
+        if ctx is not None and is_shop(ctx):
+            return shop_turn(instruction, ctx)
         session = _Session(instruction)
         for rule in _RULES:
             text = rule(instruction, session)

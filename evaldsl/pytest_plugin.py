@@ -141,24 +141,41 @@ def _add_model_options(parser: pytest.Parser, group: Any) -> None:
     group.addoption("--evl-judge", metavar="PROVIDER:MODEL",
                     help="the model grading `judge` expectations (ini: evl_judge; default: --evl-model)")
     group.addoption("--evl-base-url", metavar="URL", help="the model API's base URL (default: its env var)")
+    group.addoption("--evl-user-model", metavar="PROVIDER:MODEL",
+                    help="the model that plays a case's `simulated user` (ini: evl_user_model)")
     parser.addini("evl_model", "the model .evl cases run against (PROVIDER:MODEL)", default="")
     parser.addini("evl_judge", "the judge model for `judge` expectations (PROVIDER:MODEL)", default="")
+    parser.addini("evl_user_model", "the model that plays `simulated user` cases (PROVIDER:MODEL)", default="")
 
 
 def _model_spec(config: pytest.Config, name: str) -> str | None:
-    return config.getoption(f"--evl-{name}") or config.getini(f"evl_{name}") or None
+    return config.getoption(f"--evl-{name.replace('_', '-')}") or config.getini(f"evl_{name}") or None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Fail fast, once, when .evl cases were collected but nothing says which agent runs them."""
-    if _SUBJECT in config.stash:
+    """Fail fast, once, when .evl cases were collected but nothing says which agent runs them, or a
+    conversation case cannot be played (the agent takes one prompt; a simulated user has no model):
+    a usage error (exit code 4) naming the cases, before any case runs, as `evaldsl run` does."""
+    evl = [item for item in items if isinstance(item, EvlItem)]
+    if not evl:
         return
-    for item in items:
-        if isinstance(item, EvlItem):
-            defs = item._fixtureinfo.name2fixturedefs.get("evl_agent", ())
-            if defs and defs[-1].func is _default_agent_fixture:
-                raise pytest.UsageError(_NO_AGENT)
-            return
+    if _SUBJECT not in config.stash:
+        if _fixture_is_default(evl[0], "evl_agent", _default_agent_fixture):
+            raise pytest.UsageError(_NO_AGENT)
+        return  # a conftest's agent: known only when its fixture runs
+    from .run._conversation import refusals
+
+    user = _model_spec(config, "user_model") or (None if _fixture_is_default(evl[0], "evl_user", _default_user_fixture)
+                                                  else "a conftest's")
+    found = refusals(config.stash[_SUBJECT], [item.obj.evl_case for item in evl], user=user)
+    if found:
+        raise pytest.UsageError("\n".join(found).replace("--user-model", "--evl-user-model"))
+
+
+def _fixture_is_default(item: pytest.Item, name: str, func: Any) -> bool:
+    """Whether the fixture ``name`` that ``item`` gets is the plugin's own (no conftest overrides it)."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).get(name, ())
+    return bool(defs) and defs[-1].func is func
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -260,7 +277,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _make_test(case: Any) -> Any:
-    def test_case(evl_agent: Any, evl_judge: Any, request: pytest.FixtureRequest) -> None:
+    def test_case(evl_agent: Any, evl_judge: Any, evl_user: Any, request: pytest.FixtureRequest) -> None:
         import asyncio
 
         from .run._api import _sync, arun_case
@@ -269,11 +286,11 @@ def _make_test(case: Any) -> Any:
             asyncio.get_running_loop()
         except RuntimeError:  # the usual case: run on the session's loop
             loop = _session_loop(request.config)
-            result = loop.run_until_complete(arun_case(evl_agent, case, judge=evl_judge))
+            result = loop.run_until_complete(arun_case(evl_agent, case, judge=evl_judge, user=evl_user))
         else:  # called inside a running loop (another plugin's): a loop of its own, clients closed after
             async def run_and_close() -> Any:
                 try:
-                    return await arun_case(evl_agent, case, judge=evl_judge)
+                    return await arun_case(evl_agent, case, judge=evl_judge, user=evl_user)
                 finally:
                     for backend in request.config.stash.get(_BACKENDS, []):
                         await backend.aclose()
@@ -380,6 +397,19 @@ def evl_judge(request: pytest.FixtureRequest) -> Any:
 
     return LLMJudge(_backend(request.config, spec))
 
+
+def _default_user_fixture(request: pytest.FixtureRequest) -> Any:
+    """The model that plays `simulated user` cases: --evl-user-model (or ini evl_user_model); None
+    when neither is given, unless a conftest overrides this fixture."""
+    spec = _model_spec(request.config, "user_model")
+    if not spec:
+        return None
+    from .models._user import SimulatedUser
+
+    return SimulatedUser(_backend(request.config, spec))
+
+
+evl_user = pytest.fixture(scope="session", name="evl_user")(_default_user_fixture)
 
 _BACKENDS = pytest.StashKey[list]()  # type: ignore[type-arg]
 

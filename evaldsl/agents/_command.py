@@ -26,7 +26,7 @@ from typing import Any
 from ..artifacts import RunArtifacts
 from ._lines import ProtocolError, Turns, parse_line, user_line
 from ._process import MAX_LINE, AgentProcess
-from ._sources import merged
+from ._sources import TurnSlicer, merged
 
 MAX_OUTPUT = 8 << 20
 """The most a one-shot agent may write on standard output (bytes)."""
@@ -95,16 +95,20 @@ class CommandAgent:
             env["EVALDSL_TOOLS_URL"] = await (await self.tool_server()).open_run(run_id, ctx)
         return env
 
-    async def recorded(self, run_id: str, artifacts: RunArtifacts, *, done: bool = False) -> RunArtifacts:
+    async def recorded(self, run_id: str, artifacts: RunArtifacts, *, done: bool = False,
+                       slicer: TurnSlicer | None = None) -> RunArtifacts:
         """``artifacts`` completed from the tool server's calls and what the proxy saw (AGENTS.md's
-        precedence); ``done`` ends the run's recordings."""
+        precedence); ``done`` ends the run's recordings; ``slicer``: only what this turn added."""
         if not self.record_models or self._proxy is None:
             return artifacts
         recording = self._proxy.close_run(run_id) if done else self._proxy.recording(run_id)
         served = []
         if self._tools is not None:
             served = await self._tools.close_run(run_id) if done else self._tools.calls(run_id)
-        return merged(artifacts, served, recording.artifacts())
+        seen = recording.artifacts()
+        if slicer is not None:
+            served, seen = slicer.turn(served, seen)
+        return merged(artifacts, served, seen)
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
         """Run one user message. A conversation's later turns go to the process its first started."""
@@ -128,7 +132,7 @@ class CommandAgent:
     async def converse(self, messages: Sequence[str], ctx: Any = None) -> RunArtifacts:
         """A whole conversation in one process: one user line per message, then stdin closed.
         The artifacts hold every turn's calls and transcript; the final text is the last reply."""
-        conv = _Conversation(self, ctx)
+        conv = _Conversation(self, ctx, whole=True)
         try:
             for message in messages:
                 artifacts = await conv.turn(message, ctx)
@@ -185,7 +189,7 @@ class CommandAgent:
 class _Conversation:
     """One process and what its turns said so far."""
 
-    def __init__(self, agent: CommandAgent, ctx: Any) -> None:
+    def __init__(self, agent: CommandAgent, ctx: Any, *, whole: bool = False) -> None:
         self.agent = agent
         self.run_id = uuid.uuid4().hex
         self.env: dict[str, str] | None = None
@@ -193,10 +197,15 @@ class _Conversation:
         self.turns = Turns()
         self.messages: list[dict[str, Any]] = []
         self.count = 0
+        self.whole = whole
+        """`converse`: the artifacts hold every turn; else (the runner's turns) each turn its own."""
+        self.slicer = None if whole else TurnSlicer()
 
     async def turn(self, message: str, ctx: Any) -> RunArtifacts:
         """Send one user line, read events up to the reply; any breach ends the run as an error."""
         self.count += 1
+        if not self.whole:
+            self.turns = Turns()  # this turn's events only (the runner keeps the conversation)
         self.turns.user(message)
         self.messages.append({"role": "user", "content": message})
         if self.proc is None:
@@ -206,7 +215,9 @@ class _Conversation:
             except OSError as exc:
                 error = f"cannot start {self.agent.argv[0]!r}: {exc.strerror or exc}"
                 return await self.agent.recorded(self.run_id, self.turns.artifacts(error), done=True)
-        line = user_line(message, ctx, turn=self.count, messages=list(self.messages))
+        known = getattr(ctx, "messages", None)  # the runner's conversation so far: tool calls and results too
+        messages = [dict(m) for m in known] if isinstance(known, list) and known else list(self.messages)
+        line = user_line(message, ctx, turn=self.count, messages=messages)
         try:
             if not await self.proc.write_line(line):
                 raise ProtocolError(await self._exited())
@@ -215,9 +226,9 @@ class _Conversation:
             await self.close()
             tail = self.proc.stderr_tail()
             failed = self.turns.artifacts(_with_tail(f"{exc.prefix}: {exc}", tail), tail)
-            return await self.agent.recorded(self.run_id, failed, done=True)
+            return await self.agent.recorded(self.run_id, failed, done=True, slicer=self.slicer)
         self.messages.append({"role": "assistant", "content": self.turns.final_text})
-        return await self.agent.recorded(self.run_id, self.turns.artifacts())
+        return await self.agent.recorded(self.run_id, self.turns.artifacts(), slicer=self.slicer)
 
     async def _read_reply(self) -> None:
         assert self.proc is not None
@@ -246,7 +257,8 @@ class _Conversation:
         if self.proc is not None:
             await self.proc.finish(EXIT_GRACE_S)
             tail = self.proc.stderr_tail()
-        return await self.agent.recorded(self.run_id, self.turns.artifacts(None, tail), done=True)
+        return await self.agent.recorded(self.run_id, self.turns.artifacts(None, tail), done=True,
+                                         slicer=self.slicer)
 
     async def close(self) -> None:
         if self.proc is not None:

@@ -29,20 +29,24 @@ class HttpAgent:
         self.model_base_url = model_base_url
         self.tools_url = tools_url
         self._client = SharedClient()
-        self._runs: dict[Any, tuple[str, Turns, list[dict[str, Any]]]] = {}
+        self._runs: dict[Any, tuple[str, int, list[dict[str, Any]]]] = {}
 
     def __repr__(self) -> str:
         return f"HttpAgent({self.url!r})"
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
+        """POST one user message; the artifacts are this turn's (the runner keeps the conversation)."""
         conversation_id = getattr(ctx, "conversation_id", None)
-        run_id, turns, messages = self._runs.get(conversation_id) or (uuid.uuid4().hex, Turns(), [])
-        if conversation_id is not None:
-            self._runs[conversation_id] = (run_id, turns, messages)
+        run_id, count, messages = self._runs.get(conversation_id) or (uuid.uuid4().hex, 0, [])
+        count += 1
+        turns = Turns()
         turns.user(message)
         messages.append({"role": "user", "content": message})
-        body = {**user_line(message, ctx, turn=len(turns.transcript) // 2 + 1, messages=list(messages)),
-                "run_id": run_id}
+        known = getattr(ctx, "messages", None)  # the runner's conversation so far: tool calls and results too
+        sent = [dict(m) for m in known] if isinstance(known, list) and known else list(messages)
+        if conversation_id is not None:
+            self._runs[conversation_id] = (run_id, count, messages)
+        body = {**user_line(message, ctx, turn=count, messages=sent), "run_id": run_id}
         timeout = float(getattr(ctx, "timeout_s", 60.0) or 60.0)
         try:
             self._read(await self._post(body, timeout), turns)
@@ -53,6 +57,10 @@ class HttpAgent:
         if getattr(ctx, "last_turn", False):
             self._runs.pop(conversation_id, None)
         return turns.artifacts()
+
+    def close_conversation(self, conversation_id: Any) -> None:
+        """Forget a conversation (the runner calls it when the run ends)."""
+        self._runs.pop(conversation_id, None)
 
     async def _post(self, body: dict[str, Any], timeout: float) -> Any:
         from ..models._transport import TransportFailure

@@ -40,6 +40,20 @@ def conversation_of(message: str, ctx: Any) -> tuple[list[dict[str, Any]], int]:
     return [dict(m) if isinstance(m, dict) else m for m in messages], turn if isinstance(turn, int) else 1
 
 
+def text_history(history: list[Any]) -> list[tuple[str, str]]:
+    """The conversation's text: (role, content) of each user message and each assistant reply with text,
+    for a framework given its history as plain turns (tool calls and results left out: the framework made
+    them, and replays of them are not its input)."""
+    out = []
+    for m in history:
+        if not isinstance(m, dict):
+            continue
+        role, content = m.get("role"), m.get("content")
+        if role == "user" or (role == "assistant" and content and not m.get("tool_calls")):
+            out.append((str(role), content if isinstance(content, str) else str(content or "")))
+    return out
+
+
 def user_line(message: str, ctx: Any, *, turn: int | None = None,
               messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The object evaldsl sends for one user message (AGENTS.md's user line)."""

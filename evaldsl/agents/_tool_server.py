@@ -5,8 +5,9 @@ One HTTP server per evaldsl run on 127.0.0.1 (uvicorn, which the official
 evaldsl's), and one MCP endpoint per run below it: ``/<run id>/mcp``. Each
 run's endpoint is its own low-level MCP `Server` answering from that run's
 case context; every call is recorded with its result for the run's
-artifacts. `answer` is the one place an answer is asked for, so a per-run
-answerer (``given`` lines, sequences, world methods) can replace it.
+artifacts. `answer` is the one place an answer is asked for: the run's
+`ToolAnswerer` through the context (``given`` lines, answer sequences, a
+world's methods), as the model loop and ``ctx.call`` ask it.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from typing import Any
 from ..artifacts import ToolCall
 
 
-def answer(ctx: Any, name: str, args: Any) -> tuple[bool, str]:
-    """A declared tool's answer for these arguments: (ok, text). The seam for richer answerers."""
-    if ctx is None or not hasattr(ctx, "call"):
+async def answer(ctx: Any, name: str, args: Any) -> tuple[bool, str]:
+    """A declared tool's answer for these arguments: (ok, text), from the run's answerer (the case's
+    `given` lines, the tools' `when` lines with their sequences, a world's methods, awaited when async)."""
+    if ctx is None or not hasattr(ctx, "acall"):
         return False, f"Error: no tool named `{name}`: the run has no declared tools"
-    result = ctx.call(name, args, record=False)
+    result = await ctx.acall(name, args, record=False)
     return bool(result.ok), str(result.text)
 
 
@@ -49,7 +51,7 @@ class _Endpoint:
 
         async def call_tool(_ctx: Any, params: Any) -> Any:
             args = params.arguments or {}
-            ok, text = answer(self.ctx, params.name, args)
+            ok, text = await answer(self.ctx, params.name, args)
             self.calls.append(ToolCall(name=params.name, args=args, result=text))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=not ok)
 

@@ -87,6 +87,9 @@ def add_language_commands(sub: Any) -> None:
                      help="the agent the suites are for: warn when it cannot see their `system` or mock tools")
     p.add_argument("--root", metavar="DIR",
                    help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    p.add_argument("--import-worlds", action="store_true",
+                   help="import each suite's `world` file (runs its Python) so that its tools' names are "
+                        "checked like declared tools; without it, no Python is run and they are not checked")
     add_suite_cache_options(p)
     p.set_defaults(func=cmd_check)
 
@@ -161,19 +164,24 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"evaldsl: {problem}", file=sys.stderr)
         return 4
     errors = warnings = 0
+    unimported: list[str] = []
     from ..compile._suite_cache import suite_cache
 
     cache = suite_cache(args.suite_cache_dir, enabled=not args.no_suite_cache, root=args.root)
+    kind = "check" + ("+cases" if blind else "") + ("+worlds" if args.import_worlds else "")
     for file in files:
         try:
             text = read_source(file)  # read once: the warnings are shown with it too
 
             def compiled(text: str = text, file: Path = file) -> Any:
-                return check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind))
+                return check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind),
+                                   import_worlds=args.import_worlds)
 
-            options = cache_options("check+cases" if blind else "check", predicates, args.root)
+            options = cache_options(kind, predicates, args.root)
             suite = compiled() if cache is None else cache.compiled(str(file), text, options, compiled)
             diagnostics, sources = list(suite.warnings), {str(file): text}
+            if suite.world is not None and not suite.world.loaded:
+                unimported.append(str(file))
             if blind:
                 from ..run._context import unseen_settings
 
@@ -189,9 +197,18 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print()
         errors += sum(d.severity == "error" for d in diagnostics)
         warnings += sum(d.severity == "warning" for d in diagnostics)
+    if unimported:
+        print(_unimported_note(unimported), file=sys.stderr)
     noun = "file" if len(files) == 1 else "files"
     print(f"checked {len(files)} {noun}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0
+
+
+def _unimported_note(files: list[str]) -> str:
+    """What `check` could not check in suites whose world it did not import (said, never silently skipped)."""
+    shown = files[0] if len(files) == 1 else f"{len(files)} files"
+    return (f"note: {shown}: the world's file was not imported, so tool names and argument keys were not "
+            "checked (the world's tools are unknown); --import-worlds imports it")
 
 
 _FMT_EPILOG = """\
@@ -278,13 +295,36 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     print(f"suite {suite.name!r} ({suite.file}): {len(suite.cases)} case(s), {len(suite.tools)} tool(s)")
+    if suite.world is not None:
+        print(f"  world {json.dumps(suite.world.spec)}: {', '.join(t.name for t in suite.world.tools)}")
     for case in suite.cases:
         print(f"  case {case.name!r} (line {case.line})")
         for setting in _settings_shown(case.settings):
             print(f"    {setting}")
         for exp in case.expectations:
             print(f"    expect {exp.label}    [line {exp.line}]")
+        for line in _conversation_shown(case):
+            print(f"    {line}")
     return 0
+
+
+def _conversation_shown(case: Any) -> list[str]:
+    """A case's v2 lines as `compile` lists them: turns with their expectations, the simulated
+    user, the `given` lines (nothing for a v1 case)."""
+    shown = []
+    for turn in case.turns:
+        shown.append(f"user {json.dumps(turn.message, ensure_ascii=False)}    [line {turn.line}]")
+        shown += [f"  expect {exp.label}    [line {exp.line}]" for exp in turn.expectations]
+    if case.simulated_user is not None:
+        first = case.simulated_user.split("\n", 1)[0]
+        more = " ..." if "\n" in case.simulated_user else ""
+        shown.append(f"simulated user {json.dumps(first, ensure_ascii=False)}{more} (user turns "
+                     f"{case.settings.user_turns})")
+    for rule in case.given:
+        steps = " then ".join(f"{'returns' if s.ok else 'fails'} {json.dumps(s.text, ensure_ascii=False)}"
+                              for s in rule.steps)
+        shown.append(f"given {rule.tool} ... {steps}    [line {rule.line}]")
+    return shown
 
 
 def _settings_shown(settings: Any) -> list[str]:

@@ -50,6 +50,11 @@ def add_model_options(p: argparse.ArgumentParser, who: Any) -> None:
                    help="the model that grades `judge` expectations (default: the model under test)")
     g.add_argument("--judge-base-url", metavar="URL", help="the judge's base URL (default: --base-url)")
     g.add_argument("--judge-template", metavar="FILE", help="a jinja2 template replacing the judge's prompt")
+    g.add_argument("--user-model", metavar="PROVIDER:MODEL",
+                   help="the model that plays a case's `simulated user` (required by such cases)")
+    g.add_argument("--user-base-url", metavar="URL", help="the user model's base URL (default: --base-url)")
+    g.add_argument("--user-template", metavar="FILE",
+                   help="a jinja2 template replacing the simulated user's instructions")
     g.add_argument("--no-cache", action="store_true", help="send every request; keep no replies")
     g.add_argument("--cache-dir", metavar="DIR", help="where replies are kept (default .evaldsl/cache)")
 
@@ -61,6 +66,8 @@ class ModelSetup:
     agent: Any = None
     """The `ModelAgent`, or None for an agent or harness run."""
     judge: Any = None
+    user: Any = None
+    """The `SimulatedUser` (``--user-model``), or None."""
     cache: Any = None
     meta: dict[str, Any] = field(default_factory=dict)
     """Extra `RunMeta` fields: model, judge."""
@@ -77,7 +84,7 @@ class ModelSetup:
 
     def cache_note(self) -> str | None:
         """The summary's line about the cache; None when nothing could use it."""
-        if not self.backends:
+        if not [b for b in self.backends if not getattr(b, "offline", False)]:
             return None
         if self.cache is None:
             return "cache off (--no-cache): every model call was sent"
@@ -98,7 +105,11 @@ def check_model_args(args: argparse.Namespace) -> None:
             if getattr(args, option[2:].replace("-", "_"), None):
                 raise ModelUsage(f"{option} holds one run; with several --model values write the records with "
                                  f"--out DIR, then `evaldsl report DIR/*.json` (--format html, junit or markdown)")
-    if not models and not args.judge:
+    for option in ("user_base_url", "user_template"):
+        if getattr(args, option, None) is not None and not getattr(args, "user_model", None):
+            raise ModelUsage(f"--{option.replace('_', '-')} applies to the simulated user's model (--user-model)")
+    user = [args.user_model] if getattr(args, "user_model", None) else []
+    if not models and not args.judge and not user:
         for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
             if getattr(args, option) is not None:
                 raise ModelUsage(f"--{option.replace('_', '-')} applies to a model run (--model) or a judge (--judge)")
@@ -106,7 +117,7 @@ def check_model_args(args: argparse.Namespace) -> None:
     from ..models._backends import parse_spec
 
     providers = set()
-    for spec in [*models, *([args.judge] if args.judge else [])]:
+    for spec in [*models, *([args.judge] if args.judge else []), *user]:
         try:
             provider, _ = parse_spec(spec)
         except ValueError as exc:
@@ -133,7 +144,7 @@ def model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
 
 def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
     setup = ModelSetup()
-    if spec is None and not args.judge:
+    if spec is None and not args.judge and not getattr(args, "user_model", None):
         return setup  # an agent run without a judge: no HTTP code is imported
     from ..models._backends import make_backend
     from ..models._cache import DEFAULT_CACHE_DIR, ResponseCache
@@ -150,8 +161,11 @@ def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
         setup.backends.append(backend)
         setup.agent = ModelAgent(backend, sampling)
         setup.meta["model"] = {**backend.describe(), "sampling": _sampling(sampling)}
+    if getattr(args, "user_model", None):
+        _user_setup(setup, args, spec, client)
     judge_spec = args.judge or spec
-    assert judge_spec is not None
+    if judge_spec is None:
+        return setup  # an agent run with a simulated user and no judge
     base = _judge_base_url(args, spec, judge_spec)
     if judge_spec == spec and base == args.base_url:
         judge_backend = setup.backends[0]
@@ -221,12 +235,33 @@ class _LazyJudge:
         return self._judge(**kwargs)
 
 
-def _judge_base_url(args: argparse.Namespace, spec: str | None, judge_spec: str) -> str | None:
-    """--judge-base-url; else --base-url when there is no model or the judge shares its provider."""
+def _user_setup(setup: ModelSetup, args: argparse.Namespace, spec: str | None, client: Any) -> None:
+    """The simulated user's model (``--user-model``), sharing the run's cache and HTTP client."""
+    from ..models._backends import make_backend
+    from ..models._judge import TemplateError
+    from ..models._user import SimulatedUser
+
+    base = args.user_base_url or _judge_base_url(args, spec, args.user_model, own=None)
+    backend = next((b for b in setup.backends if b.label == args.user_model and base == args.base_url), None)
+    if backend is None:
+        backend = make_backend(args.user_model, base_url=base, cache=setup.cache, client=client)
+        setup.backends.append(backend)
+    try:
+        setup.user = SimulatedUser(backend, template=args.user_template)
+    except TemplateError as exc:
+        raise ModelUsage(f"--user-template: {exc}") from None
+    setup.meta["user_model"] = {**backend.describe(), "template": args.user_template}
+
+
+def _judge_base_url(args: argparse.Namespace, spec: str | None, judge_spec: str, *,
+                    own: str | None | bool = False) -> str | None:
+    """--judge-base-url (``own``: another option's value, None for none); else --base-url when there is no
+    model or the judge shares its provider."""
     from ..models._backends import parse_spec
 
-    if args.judge_base_url:
-        return str(args.judge_base_url)
+    own = args.judge_base_url if own is False else own
+    if own:
+        return str(own)
     if spec is None or parse_spec(judge_spec)[0] == parse_spec(spec)[0]:
         return args.base_url  # type: ignore[no-any-return]
     return None

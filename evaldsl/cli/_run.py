@@ -310,6 +310,12 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
         found = f"{len(flat)} loaded, all deselected" if flat else "the files hold no cases"
         print(f"evaldsl: no cases selected ({found})", file=sys.stderr)
         return EXIT_NO_TESTS
+    from ..run._conversation import ConversationUsage, check_conversations
+
+    try:  # a conversation the agent cannot hold, a simulated user no model plays: before anything runs
+        check_conversations(subject, selected, user=models.user)
+    except ConversationUsage as exc:
+        raise _Usage(str(exc)) from None
     last_failed = False
     if args.last_failed:
         selected, last_failed = _keep_last_failed(selected)
@@ -368,6 +374,7 @@ async def _drive(plan: _Plan, args: argparse.Namespace, on_result: Any, progress
     task = asyncio.ensure_future(run_cases(
         plan.subject, plan.todo, concurrency=args.concurrency, exitfirst=args.exitfirst,
         on_result=on_result, judge=plan.models.judge, executor=plan.executor, halted=plan.stop.is_set,
+        user=plan.models.user,
     ))
     try:
         while not task.done():

@@ -23,11 +23,12 @@ from typing import Any, Union
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
 from ..syntax._unparse import unparse
-from ._conversation import Scopes, given_rule, shape_problems, world_without_world
+from ._conversation import Scopes, given_rule, given_warnings, shape_problems, world_without_world
 from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
 from ._expect import compile_expectation, lint
+from ._offered import Offered, check_names
 from ._model import (
     CaseSettings,
     CompiledCase,
@@ -41,6 +42,7 @@ from ._positions import ByPosition
 from ._reads import note_read
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
+from ._validate import without_tools
 from ._values import to_python, to_text
 
 Sources = Union[Mapping[str, str], Mapping[Path, str], Mapping[Union[str, Path], str]]
@@ -99,7 +101,8 @@ class _Session:
         if inside_root(resolved, self.root):
             return None
         return CompileProblem(f"{what} {resolved} is outside the root {self.root}", node, code="E230",
-                              help="--root (root= in the API) confines `use` and `examples from` to one folder")
+                              help="--root (root= in the API) confines `use`, `examples from` and `world` files "
+                                   "to one folder")
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
@@ -288,6 +291,14 @@ class _Prelude:
 
     _tool_tuple: tuple[CompiledTool, ...] | None = None
 
+    def offered(self, settings: CaseSettings) -> tuple[CompiledTool, ...]:
+        """The tools a case with ``settings`` offers (v2, `tools T1, T2`): a tuple shared by its like."""
+        if self._offered is None:
+            self._offered = Offered(self.tools, self.tool_tuple)
+        return self._offered(settings)
+
+    _offered: Offered | None = None
+
 
 def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], filename: str, base: Path,
              chain: tuple[Path, ...]) -> _Prelude:
@@ -303,6 +314,8 @@ def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], file
             elif isinstance(stmt, a.DescriptionStmt):
                 description = to_text(stmt.text)
             elif isinstance(stmt, SETTING_TYPES):
+                if isinstance(stmt, a.ToolsStmt):
+                    check_names(stmt, tools, world is None or world.loaded)
                 defaults = apply(defaults, stmt)
             elif isinstance(stmt, a.ExpectStmt):
                 suite_expects.append(_expectation(session, stmt, None, lint_tools, filename, from_suite=True))
@@ -359,7 +372,7 @@ class _Cases:
         session.diagnostics.extend(self.duplicates)
         cases = tuple(self.parts[0]) if len(self.parts) == 1 else SuiteCases(self.parts)
         return CompiledSuite(name=prelude.name, file=filename, cases=cases,
-                             description=prelude.description, tools=prelude.tool_tuple)
+                             description=prelude.description, tools=prelude.tool_tuple, world=prelude.world)
 
 
 def _compile(session: _Session, suite: a.Suite, filename: str, base: Path, chain: tuple[Path, ...]) -> CompiledSuite:
@@ -387,6 +400,8 @@ def _expectation(session: _Session, stmt: a.ExpectStmt, row: dict | None, tools:
         problems, warnings, needs_judge = lint(node, tools, session.predicates)
         if not session.has_world and session.predicates is None:
             problems += world_without_world(node)
+        if not tools and not session.has_world:
+            warnings += without_tools(node)  # v2: `valid arguments` with nothing to validate against
         session.warn(warnings)
         for problem in problems[1:]:
             session.problem(problem, stmt)
@@ -584,9 +599,12 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
     for stmt in case.body:
         try:
             if isinstance(stmt, SETTING_TYPES):
-                settings = apply(settings, _fill(stmt, row, session.holes))
+                filled = _fill(stmt, row, session.holes)
+                if isinstance(filled, a.ToolsStmt):
+                    check_names(filled, prelude.tools, prelude.names_known)
+                settings = apply(settings, filled)
             elif isinstance(stmt, a.PromptStmt):
-                prompt = to_text(_fill(stmt.text, row, session.holes))
+                prompt = to_text(_fill(stmt, row, session.holes).text)  # the statement: `prompt $p` too
             elif isinstance(stmt, a.SetupStmt):
                 setup = to_python(_fill(stmt.value, row, session.holes))
             elif isinstance(stmt, a.ExpectStmt):
@@ -595,12 +613,13 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
                 elif expects_as == _LABELS:
                     scopes.add(_outlined_expectation(session, stmt, row, filename))
             elif isinstance(stmt, a.UserStmt):
-                scopes.user(to_text(_fill(stmt.text, row, session.holes)), stmt.span.line if stmt.span else 0)
+                scopes.user(to_text(_fill(stmt, row, session.holes).text), stmt.span.line if stmt.span else 0)
             elif isinstance(stmt, a.SimulatedUserStmt):
-                scopes.simulated_user(to_text(_fill(stmt.text, row, session.holes)))
+                scopes.simulated_user(to_text(_fill(stmt, row, session.holes).text))
             elif isinstance(stmt, a.GivenStmt):
-                given.append(given_rule(_fill(stmt, row, session.holes), prelude.tools, prelude.names_known,
-                                        filename))
+                filled = _fill(stmt, row, session.holes)
+                given.append(given_rule(filled, prelude.tools, prelude.names_known, filename))
+                session.warn(given_warnings(filled, prelude.lint_tools))
         except CompileProblem as exc:
             session.problem(exc, stmt)
             failed = True
@@ -615,7 +634,7 @@ def _one_case(session: _Session, case: a.Case, row: dict | None, prelude: _Prelu
         prompt = turns[0].message  # a conversation's first message (LANGUAGE.md 11)
     return CompiledCase(suite=prelude.name, name=name, file=filename, line=line, prompt=prompt,
                         settings=settings, expectations=tuple(expects), setup=setup,
-                        tools=prelude.tool_tuple, turns=turns, simulated_user=scopes.simulated,
+                        tools=prelude.offered(settings), turns=turns, simulated_user=scopes.simulated,
                         given=tuple(given), world=prelude.world)
 
 
@@ -694,6 +713,11 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
     if lib is not None:
         tools = _gather_tools(session, lib.head, lib.tools, shown, Path(shown).parent, chain + (path,))
         result = list(tools.values())
+        for world in (s for s in lib.head if isinstance(s, a.WorldStmt)):  # said, never dropped in silence
+            session.diagnostics.append(error(
+                "E244", "`use` brings in tools, not a `world`: this line does not reach the suite that uses "
+                "this file", world.span,
+                help=f"name the world in the suite that uses it: world \"{world.path.value}\""))
     session.libraries[path] = result
     return result
 

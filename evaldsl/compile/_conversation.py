@@ -21,7 +21,7 @@ from ._model import AnswerRule, CompiledExpectation, CompiledTool, CompiledTurn
 from ._tools import answer_steps
 from ._values import tool_name
 
-_WORDS = {a.PromptStmt: "prompt", a.UserStmt: "user", a.SimulatedUserStmt: "simulated user"}
+_WORDS: dict[Any, str] = {a.PromptStmt: "prompt", a.UserStmt: "user", a.SimulatedUserStmt: "simulated user"}
 
 
 def _line(node: Any) -> tuple[int, int]:
@@ -31,9 +31,9 @@ def _line(node: Any) -> tuple[int, int]:
 
 def shape_problems(case: a.Case) -> list[CompileProblem]:
     """Errors in what the case sends the agent: no message at all, or forms that do not go together."""
-    prompts = [s for s in case.body if isinstance(s, a.PromptStmt)]
-    users = [s for s in case.body if isinstance(s, a.UserStmt)]
-    simulated = [s for s in case.body if isinstance(s, a.SimulatedUserStmt)]
+    prompts: list[Any] = [s for s in case.body if isinstance(s, a.PromptStmt)]
+    users: list[Any] = [s for s in case.body if isinstance(s, a.UserStmt)]
+    simulated: list[Any] = [s for s in case.body if isinstance(s, a.SimulatedUserStmt)]
     out: list[CompileProblem] = []
     if not (prompts or users or simulated):
         out.append(CompileProblem("this case has no `prompt`", case, code="E219",
@@ -103,12 +103,37 @@ def given_rule(stmt: a.GivenStmt, tools: Mapping[str, CompiledTool], names_known
                                   "declare it with a `tool` block (or a world method)")
     matcher = None
     if stmt.args is not None:
-        if not isinstance(stmt.args, a.ObjectPattern):
+        if isinstance(stmt.args, a.Placeholder):  # (v2 patterns over objects go on to `compile_args`)
             raise CompileProblem("`given ... with` needs an argument pattern such as <city: any>", stmt.args,
                                  code="E201")
         matcher = compile_args(stmt.args)
     line = stmt.span.line if stmt.span else 0
     return AnswerRule(matcher, answer_steps(stmt), name, filename, line)
+
+
+def given_warnings(stmt: a.GivenStmt, tools: Mapping[str, CompiledTool]) -> list[Any]:
+    """W302 / W306 for a (filled-in) `given ... with <...>` line, as for `called ... with`: a key the
+    tool has no param for, or a pattern its param can never accept, makes a line that never answers."""
+    from ..syntax._diagnostics import warning
+    from ._never import describe, never_reason
+
+    name = tool_name(stmt.tool)
+    if not isinstance(stmt.args, a.ObjectPattern) or name not in tools:
+        return []
+    params = tools[name].parameters.get("properties", {})
+    out = []
+    for entry in stmt.args.entries:
+        if entry.key in params and (why := never_reason(entry.pattern, params[entry.key])) is not None:
+            out.append(warning("W306", f"`{entry.key}` of tool `{name}` can never match: {why}", entry.pattern.span,
+                               help=f"the param `{entry.key}` {describe(params[entry.key])}; this `given` line "
+                                    "never answers"))
+        elif entry.key not in params and not isinstance(entry.pattern, a.AbsentPattern):
+            close = difflib.get_close_matches(entry.key, list(params), n=1)
+            out.append(warning("W302", f"`{entry.key}` is not a param of tool `{name}`", entry.span,
+                               suggestion=close[0] if close else None,
+                               help=f"its params: {', '.join(params) or '(none)'}; this `given` line answers "
+                                    "only calls that have it"))
+    return out
 
 
 def world_without_world(node: Any) -> list[CompileProblem]:

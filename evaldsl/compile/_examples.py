@@ -266,7 +266,7 @@ def _fill(ph: a.Placeholder, row: Row | None, kinds: frozenset[str]) -> Any:
             raise CompileProblem(f"`${ph.name}` names a tool, but its cell is not a name{_origin(row, ph.name)}",
                                  ph, code="E201")
         return a.ToolName.model_construct(span=span, name=cell.value)
-    if "object_pattern" in kinds and "equals_pattern" not in kinds:
+    if "object_pattern" in kinds and "placeholder" in kinds:  # a call's ARGS: `with $args`
         if not isinstance(cell, a.ObjectValue):
             raise CompileProblem(
                 f"`${ph.name}` stands for arguments, but its cell is not an object{_origin(row, ph.name)}", ph,

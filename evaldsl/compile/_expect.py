@@ -23,7 +23,7 @@ from ._never import describe, never_reason
 from ._values import shorten, show, to_number
 
 _CALLS = (a.Called, a.CalledAny, a.CalledSequence, a.CallsAre, a.OnlyCalled, a.FirstCall,
-          a.LastCall, a.EveryCall, a.NoToolCalls)
+          a.LastCall, a.EveryCall, a.NoToolCalls, a.CalledAnyOrder, a.CallsAreAnyOrder, a.ValidArguments)
 _FINAL = (a.TextContains, a.TextIs, a.TextEmpty, a.TextStartsWith, a.TextEndsWith, a.TextMatches,
           a.NumberIs, a.NumberCompare, a.NumberBetween, a.FinalJson)
 _HOLDS = Outcome(1.0)
@@ -37,6 +37,14 @@ def compile_expr(node: Any) -> Check:
         return _all_of([compile_expr(x) for x in node.items])
     if isinstance(node, a.OrExpr):
         return _any_of([compile_expr(x) for x in node.items])
+    if isinstance(node, (a.CalledAnyOrder, a.CallsAreAnyOrder)):  # v2: precise matching
+        from ._any_order import compile_any_order
+
+        return compile_any_order(node)
+    if isinstance(node, a.ValidArguments):
+        from ._validate import ValidArguments
+
+        return ValidArguments()
     if isinstance(node, _CALLS):
         from ._calls import compile_calls
 
@@ -199,10 +207,10 @@ def lint(
 
 def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]:
     tool, args = node.tool, node.args
-    if not isinstance(tool, a.ToolName) or not isinstance(args, a.ObjectPattern) or tool.name not in tools:
+    if not isinstance(tool, a.ToolName) or tool.name not in tools:
         return
     params = tools[tool.name].parameters.get("properties", {})
-    for entry in args.entries:
+    for entry in (e for obj in _arg_objects(args) for e in obj.entries):
         if entry.key in params and (why := never_reason(entry.pattern, params[entry.key])) is not None:
             yield warning("W306", f"`{entry.key}` of tool `{tool.name}` can never match: {why}",
                           entry.pattern.span, help=f"the param `{entry.key}` {describe(params[entry.key])}; "
@@ -212,6 +220,18 @@ def _param_warnings(node: Any, tools: Mapping[str, Any]) -> Iterator[Diagnostic]
             yield warning("W302", f"`{entry.key}` is not a param of tool `{tool.name}`", entry.span,
                           suggestion=close[0] if close else None,
                           help=f"its params: {', '.join(params) or '(none)'}")
+
+
+def _arg_objects(args: Any) -> Iterator[a.ObjectPattern]:
+    """The object patterns a call's arguments are matched by: the pattern itself, or (v2) those under
+    `only`, `or` and `and` (not under `not`: a key named there need not be a param)."""
+    if isinstance(args, a.ObjectPattern):
+        yield args
+    elif isinstance(args, a.OnlyPattern):
+        yield from _arg_objects(args.pattern)
+    elif isinstance(args, (a.PatternOr, a.PatternAnd)):
+        for part in args.patterns:
+            yield from _arg_objects(part)
 
 
 def called_names(node: Any) -> set[str]:

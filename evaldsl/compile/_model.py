@@ -98,6 +98,9 @@ class EvalContext:
     expectation, the state after that turn; for a whole-run (or whole-conversation) one, the
     state at the end of the run. Left `NO_STATE`, `expect world` asks ``world.state()`` of a
     harness's world when it has that method, and fails otherwise, saying why."""
+    tools: Sequence[Any] | None = None
+    """The `CompiledTool`s the run was offered (v2: the case's `tools` setting, else every declared
+    tool), for `valid arguments`; None when the scorer does not know them."""
 
 
 Check = Callable[[EvalContext], Outcome]
@@ -142,6 +145,8 @@ class CaseSettings:
     tags: tuple[str, ...] = ()
     user_turns: int = 10
     """`user turns N` (v2): the bound on a simulated user's messages, 1 to 100."""
+    tools: tuple[str, ...] | None = None
+    """`tools T1, T2` (v2): the declared tools offered to the case, in that order; None: every one."""
 
 
 @dataclass(frozen=True)
@@ -385,6 +390,9 @@ class CompiledSuite:
     tools: tuple[CompiledTool, ...] = ()
     warnings: tuple[Any, ...] = ()
     """Diagnostics of severity warning found while compiling."""
+    world: Any = None
+    """The suite's `world` (v2): a `WorldClass`, loaded, or (`check` without --import-worlds) known
+    by name only (``world.loaded`` False: its tools' names were not checked); None without one."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description of the suite (callables left out)."""
@@ -411,12 +419,32 @@ class CompiledSuite:
                         "skip": c.settings.skip,
                         "xfail": c.settings.xfail,
                         "tags": list(c.settings.tags),
+                        "tools": None if c.settings.tools is None else list(c.settings.tools),
                     },
                     "expectations": [
                         {"label": e.label, "line": e.line, "from_suite": e.from_suite}
                         for e in c.expectations
                     ],
+                    **_v2_json(c),
                 }
                 for c in self.cases
             ],
+            **({"world": {"spec": self.world.spec, "file": self.world.file, "class": self.world.name,
+                          "imported": self.world.loaded}} if self.world is not None else {}),
         }
+
+
+def _v2_json(case: CompiledCase) -> dict[str, Any]:
+    """A case's conversation and `given` lines for `to_json` (v2); nothing for a v1 case, whose
+    JSON stays as it was."""
+    out: dict[str, Any] = {}
+    if case.turns:
+        out["turns"] = [{"message": t.message, "line": t.line,
+                         "expectations": [{"label": e.label, "line": e.line} for e in t.expectations]}
+                        for t in case.turns]
+    if case.simulated_user is not None:
+        out["simulated_user"] = {"instructions": case.simulated_user, "user_turns": case.settings.user_turns}
+    if case.given:
+        out["given"] = [{"tool": g.tool, "line": g.line, "answers": [{"ok": s.ok, "text": s.text} for s in g.steps]}
+                        for g in case.given]
+    return out

@@ -26,6 +26,18 @@ _NEEDS_STRING = (a.StartsWithPattern, a.EndsWithPattern, a.MatchesPattern)
 _NEEDS_NUMBER = (a.ComparePattern, a.BetweenPattern, a.WithinPattern)
 
 
+def _by_value(value: Any) -> Any:
+    """A literal as the values it matches see it: `20.0` matches the integer 20 (numbers compare by
+    value), so a whole float counts as an int here, though an argument `20.0` is no `integer`."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_by_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _by_value(v) for k, v in value.items()}
+    return value
+
+
 def never_reason(pattern: Any, schema: dict[str, Any]) -> str | None:
     """Why ``pattern`` can match no value of a param of ``schema``; None when it may match one."""
     if "enum" not in schema and schema.get("type") not in _KINDS:
@@ -36,13 +48,13 @@ def never_reason(pattern: Any, schema: dict[str, Any]) -> str | None:
         value = to_python(pattern.value)
         if pattern.ignore_case and isinstance(value, str) and _accepts_strings(schema):
             return None  # casefolded: "ADD" ignoring case may be `add`
-        why = type_error(schema, value)
+        why = type_error(schema, _by_value(value))
         return None if why is None else f"{_shown(value)} {why}"
     if isinstance(pattern, a.OneOfPattern):
         if not all(isinstance(v, _VALUES) for v in pattern.values):
             return None
         values = [to_python(v) for v in pattern.values]
-        if values and all(type_error(schema, v) for v in values):
+        if values and all(type_error(schema, _by_value(v)) for v in values):
             return f"none of {_shown(values)} fits: the param {describe(schema)}"
         return None
     if isinstance(pattern, a.PatternOr):

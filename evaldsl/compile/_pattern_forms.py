@@ -25,6 +25,7 @@ from ._pattern_leaves import (
     _Compare,
     _Equals,
     _Leaf,
+    _Loosely,
     _Matches,
     _miss,
     _OneOf,
@@ -32,6 +33,7 @@ from ._pattern_leaves import (
     _prefixed,
     _Within,
     compile_regex,
+    loose,
     ordered_bounds,
 )
 from ._values import label, show, to_python, unfilled
@@ -56,8 +58,8 @@ def _build(node: Any) -> _Pattern:
     if isinstance(node, a.Placeholder):
         raise unfilled(node)
     if isinstance(node, a.AbsentPattern):
-        raise CompileProblem("`absent` can only be the pattern of a key, as in <cc: absent>",
-                             node, code="E203")
+        raise CompileProblem("`absent` (and `absent or P`) can only be the pattern of a key, as in <cc: absent>",
+                             node, code="E203", help="an optional key: <limit: absent or at most 10>")
     raise CompileProblem(f"expected a pattern here, found {getattr(node, 'kind', node)}", node)
 
 
@@ -65,14 +67,15 @@ def _build(node: Any) -> _Pattern:
 
 
 class _Object(_Pattern):
-    """`<k: P, ...>`: every listed key matches its pattern (None: `absent`), other keys are free."""
+    """`<k: P, ...>`: every listed key matches its pattern (None: `absent`; an `_Optional`: `absent or P`),
+    other keys are free; `only <...>` (v2, ``closed``): no other key."""
 
-    __slots__ = ("keys", "inners")
+    __slots__ = ("keys", "inners", "closed")
 
-    def __init__(self, node: a.ObjectPattern) -> None:
+    def __init__(self, node: a.ObjectPattern, closed: bool = False) -> None:
         self.keys = _shared(tuple(entry.key for entry in node.entries))
-        self.inners = tuple(None if isinstance(entry.pattern, a.AbsentPattern) else _build(entry.pattern)
-                            for entry in node.entries)
+        self.inners = tuple(_key_pattern(entry.pattern) for entry in node.entries)
+        self.closed = closed
 
     def match(self, value: Any) -> list[Miss]:
         if not isinstance(value, dict):
@@ -83,7 +86,8 @@ class _Object(_Pattern):
                 if key in value:
                     misses.append(Miss((key,), f"expected no such key, got {show(value[key])}"))
             elif key not in value:
-                misses.append(Miss((), f"missing key {json.dumps(key, ensure_ascii=False)}"))
+                if type(inner) is not _Optional:
+                    misses.append(Miss((), f"missing key {json.dumps(key, ensure_ascii=False)}"))
             else:
                 found = inner.match(value[key])
                 if found:
@@ -91,7 +95,50 @@ class _Object(_Pattern):
                         misses.append(Miss((key,), found[0].text))
                     else:
                         misses.extend(_prefixed(key, found))
+        if self.closed:
+            misses.extend(self._extra(value))
         return misses
+
+    def _extra(self, value: dict) -> list[Miss]:
+        """`only <...>`: a miss for each key the pattern does not name."""
+        named = self.keys
+        return [Miss((key,), f"unexpected key (`only` names {', '.join(named) or 'no key'}), got "
+                             f"{show(value[key], limit=60)}") for key in value if key not in named]
+
+
+class _Optional(_Pattern):
+    """`absent or P` (v2) as a key's pattern: a missing key is fine (see `_Object`); a present one matches P."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: _Pattern) -> None:
+        self.inner = inner
+
+    def match(self, value: Any) -> list[Miss]:
+        return self.inner.match(value)
+
+
+def _key_pattern(node: Any) -> _Pattern | None:
+    """A key's own pattern: None for `absent`, an `_Optional` for `absent or P`, else the pattern."""
+    if isinstance(node, a.AbsentPattern):
+        return None
+    if isinstance(node, a.PatternOr) and any(isinstance(p, a.AbsentPattern) for p in node.patterns):
+        rest = tuple(p for p in node.patterns if not isinstance(p, a.AbsentPattern))
+        if not rest:
+            return None  # `absent or absent`
+        inner = rest[0] if len(rest) == 1 else a.make(a.PatternOr, span=node.span, patterns=rest)
+        return _Optional(_build(inner))
+    return _build(node)
+
+
+def _only(node: a.OnlyPattern) -> _Pattern:
+    """`only <...>` (v2): a closed object pattern; before anything else an error."""
+    inner = node.pattern
+    if not isinstance(inner, a.ObjectPattern):
+        raise CompileProblem(f"`only` closes an object pattern, not {label(inner)}", inner, code="E250",
+                             help="write `only <key: PATTERN, ...>`; for an `or` of objects, `only` before each: "
+                                  "only <a: 1> or only <b: 2>")
+    return _Object(inner, closed=True)
 
 
 class _Array(_Pattern):
@@ -136,12 +183,13 @@ _ANY = _Any()
 class _Contains(_Pattern):
     """`contains P`: an array with an element matching P, or (P a string) a string containing it."""
 
-    __slots__ = ("inner", "needle", "fold", "described")
+    __slots__ = ("inner", "needle", "fold", "described", "loosely")
 
     def __init__(self, node: a.ContainsPattern) -> None:
         inner_node = node.pattern
         self.inner = _build(inner_node)
-        self.needle = _needle(inner_node)
+        self.loosely = isinstance(self.inner, _Loosely)  # v2: `contains "s" loosely`
+        self.needle = self.inner.key if isinstance(self.inner, _Loosely) else _needle(inner_node)
         self.fold = isinstance(inner_node, a.EqualsPattern) and inner_node.ignore_case
         self.described = describe(inner_node)
 
@@ -152,7 +200,10 @@ class _Contains(_Pattern):
                 return []
             return _miss(f"expected an array containing {wanted}, got {show(value)}")
         if isinstance(value, str) and needle is not None:
-            if (needle.casefold() in value.casefold()) if self.fold else (needle in value):
+            if self.loosely:
+                if needle in loose(value):
+                    return []
+            elif (needle.casefold() in value.casefold()) if self.fold else (needle in value):
                 return []
             return _miss(f"expected a string containing {wanted}, got {show(value)}")
         kind = "a string or an array" if needle is not None else "an array"
@@ -176,7 +227,8 @@ class _Negation(_Leaf):
 
     def __init__(self, node: a.PatternNegation) -> None:
         self.inner = _build(node.pattern)
-        self.described = f"not {describe(node.pattern)}"
+        inner = describe(node.pattern)
+        self.described = f"not ({inner})" if isinstance(node.pattern, (a.PatternOr, a.PatternAnd)) else f"not {inner}"
 
     def holds(self, value: Any) -> bool:
         return bool(self.inner.match(value))
@@ -256,4 +308,6 @@ _FACTORIES: dict[type, Callable[[Any], _Pattern]] = {
     a.PatternNegation: _Negation,
     a.PatternAnd: _And,
     a.PatternOr: _Or,
+    a.OnlyPattern: _only,
+    a.LooselyPattern: _Loosely,
 }

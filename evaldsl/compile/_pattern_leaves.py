@@ -6,6 +6,7 @@ See `_pattern_forms` for why each form is a small class with its values as slots
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -107,16 +108,59 @@ _SCALARS = frozenset({str, int, float})
 
 
 class _OneOf(_Leaf):
-    __slots__ = ("options",)
+    """`one of [v1, v2]`; an item `"s" loosely` (v2) is compared loosely (kept apart, in `loose`)."""
+
+    __slots__ = ("options", "loose", "described")
 
     def __init__(self, node: a.OneOfPattern) -> None:
-        self.options = tuple(to_python(value) for value in node.values)
+        self.options = tuple(to_python(value) for value in node.values if not isinstance(value, a.LooselyPattern))
+        self.loose = frozenset(_Loosely(value).key for value in node.values if isinstance(value, a.LooselyPattern))
+        self.described = None if not self.loose else f"one of [{', '.join(_shown_item(v) for v in node.values)}]"
 
     def holds(self, value: Any) -> bool:
+        if self.loose and isinstance(value, str) and loose(value) in self.loose:
+            return True
         return any(json_equal(value, option) for option in self.options)
 
     def wanted(self) -> str:
-        return f"one of {show(list(self.options))}"
+        return self.described or f"one of {show(list(self.options))}"
+
+
+def _shown_item(node: Any) -> str:
+    if isinstance(node, a.LooselyPattern):
+        return f"{show(to_python(node.value))} loosely"
+    return show(to_python(node))
+
+
+# ------------------------------------------------------ v2: loose strings --
+
+
+def loose(text: str) -> str:
+    """`text` casefolded, then without white space, punctuation or symbols (Unicode categories Z, P, S;
+    and any other character Python calls white space, such as a tab): what `"s" loosely` compares."""
+    folded = text.casefold()
+    return "".join([ch for ch in folded if unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace()])
+
+
+class _Loosely(_Leaf):
+    """`"s" loosely` (v2): a string equal to s once both are made `loose`."""
+
+    __slots__ = ("expected", "key")
+
+    def __init__(self, node: a.LooselyPattern) -> None:
+        expected = to_python(node.value)
+        if not isinstance(expected, str):
+            raise CompileProblem(f"`loosely` compares strings, and {show(expected)} is not one", node.value,
+                                 code="E252", help=f'write the value as a string ("{expected}" loosely), '
+                                 "or drop `loosely` to compare it as it is")
+        self.expected = expected
+        self.key = loose(expected)
+
+    def holds(self, value: Any) -> bool:
+        return isinstance(value, str) and loose(value) == self.key
+
+    def wanted(self) -> str:
+        return f"{show(self.expected)} loosely"
 
 
 # --------------------------------------------------------------- strings --

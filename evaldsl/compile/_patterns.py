@@ -29,7 +29,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._pattern_forms import COMPARE, Miss, _build, _Pattern, compile_regex, describe, ordered_bounds
-from ._values import shorten, unfilled
+from ._values import label, shorten, unfilled
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -146,6 +146,23 @@ class _Args(_Pattern):
 def _args_check(node: Any) -> _Pattern:
     if isinstance(node, a.Placeholder):
         raise unfilled(node)
-    if not isinstance(node, a.ObjectPattern):
-        raise CompileProblem("tool arguments are matched by an object pattern <...>", node)
+    if isinstance(node, a.ObjectPattern):
+        return _Args(_build(node))
+    bad = _not_object(node)
+    if bad is not None:
+        raise CompileProblem(f"a call's arguments are an object: `{label(bad)}` can never match them", bad,
+                             code="E255", help="after `with`, write object patterns: <key: PATTERN>, "
+                             "only <...>, and `or`, `and`, `not` and parentheses over them")
     return _Args(_build(node))
+
+
+def _not_object(node: Any) -> Any:
+    """The first part of an argument pattern that is not an object pattern (v2: `only <...>`, and
+    `or` / `and` / `not` over them, may stand after `with`); None when every part is one."""
+    if isinstance(node, (a.ObjectPattern, a.OnlyPattern)):
+        return None
+    if isinstance(node, (a.PatternOr, a.PatternAnd)):
+        return next((bad for part in node.patterns if (bad := _not_object(part)) is not None), None)
+    if isinstance(node, a.PatternNegation):
+        return _not_object(node.pattern)
+    return node

@@ -76,9 +76,11 @@ class SuitePickler(pickle.Pickler):
 
 
 def _worlds_in(obj: Any) -> dict[str, WorldClass]:
-    """The loaded world of a compiled suite (every case of a file has the same), by its file."""
-    cases = getattr(obj, "cases", None)
-    world = getattr(cases[0], "world", None) if cases else None
+    """The loaded world of a compiled suite (its own, and every case of a file has the same), by its file."""
+    world = getattr(obj, "world", None)
+    if world is None:
+        cases = getattr(obj, "cases", None)
+        world = getattr(cases[0], "world", None) if cases else None
     return {world.file: world} if isinstance(world, WorldClass) and world.cls is not None else {}
 
 

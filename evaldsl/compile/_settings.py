@@ -15,7 +15,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._model import CaseSettings
-from ._values import to_number, to_python, to_text
+from ._values import to_number, to_python, to_text, tool_name
 
 MODES = ("agent", "single-turn")
 
@@ -29,12 +29,13 @@ MAX_TIMEOUT_S = 24 * 60 * 60.0
 """The longest timeout: a day. Longer is a typo, or a run nobody will wait for."""
 
 
-def _positive_int(node: Any, what: str, limit: int) -> int:
+def _positive_int(node: Any, what: str, limit: int, low_help: str | None = None) -> int:
     value = to_number(node)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or value < 1:
-        raise CompileProblem(f"{what} must be a whole number of at least 1, not {value}", node, code="E211")
+        raise CompileProblem(f"{what} must be a whole number of at least 1, not {value}", node, code="E211",
+                             help=low_help)
     if value > limit:
         shown = f"{value:,}" if value.bit_length() < 64 else "a larger number"
         raise CompileProblem(f"{what} must be at most {limit:,}, not {shown}", node, code="E211",
@@ -70,7 +71,9 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
     if isinstance(stmt, a.MaxTurnsStmt):
         return replace(settings, max_turns=_positive_int(stmt.count, "max turns", MAX_TURNS))
     if isinstance(stmt, a.UserTurnsStmt):
-        return replace(settings, user_turns=_positive_int(stmt.count, "user turns", MAX_USER_TURNS))
+        return replace(settings, user_turns=_positive_int(
+            stmt.count, "user turns", MAX_USER_TURNS,
+            low_help=f"the simulated user writes 1 to {MAX_USER_TURNS} messages (10 when not set)"))
     if isinstance(stmt, a.PassRateStmt):
         rate = to_number(stmt.rate)
         if not 0 < rate <= 1:
@@ -92,11 +95,13 @@ def apply(settings: CaseSettings, stmt: Any) -> CaseSettings:
         return replace(settings, skip=to_text(stmt.reason) if stmt.reason is not None else "")
     if isinstance(stmt, a.XfailStmt):
         return replace(settings, xfail=to_text(stmt.reason) if stmt.reason is not None else "")
+    if isinstance(stmt, a.ToolsStmt):  # v2; its names are checked against the declared tools (`_offered`)
+        return replace(settings, tools=tuple(tool_name(ref) for ref in stmt.tools))
     return settings
 
 
 SETTING_TYPES = (a.TagsStmt, a.RepeatStmt, a.MaxTurnsStmt, a.PassRateStmt, a.TimeoutStmt,
-                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt)
+                 a.SystemStmt, a.ModeStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt, a.ToolsStmt)
 
 
 def apply_row_columns(settings: CaseSettings, row: dict[str, Any]) -> CaseSettings:

@@ -18,7 +18,11 @@ from ..syntax import _ast as a
 from . import _regex
 from ._errors import CompileProblem
 from ._model import AnswerRule, CompiledTool, ToolAnswer
-from ._values import json_equal, to_python, to_text, tool_name
+from ._validate import arg_problems, type_error
+from ._values import to_python, to_text, tool_name
+
+__all__ = ["SIMPLE_TYPES", "answer_steps", "compile_tool", "decode_args", "first_rule", "no_answer", "type_error",
+           "type_schema"]
 
 SIMPLE_TYPES = ("string", "number", "integer", "boolean", "object", "array")
 
@@ -40,33 +44,6 @@ def type_schema(node: Any) -> dict[str, Any]:
     if not values:
         raise CompileProblem("`one of []` allows no value", node, code="E216")
     return {"enum": values}
-
-
-def type_error(schema: dict[str, Any], value: Any) -> str | None:
-    """Why `value` does not fit `schema` (a small subset of JSON Schema), or None."""
-    if "enum" in schema:
-        if any(json_equal(value, v) for v in schema["enum"]):
-            return None
-        return f"must be one of {json.dumps(schema['enum'], ensure_ascii=False)}"
-    kind = schema["type"]
-    checks: dict[str, Callable[[Any], bool]] = {
-        "string": lambda v: isinstance(v, str),
-        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer()),
-        "boolean": lambda v: isinstance(v, bool),
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-    }
-    if not checks[kind](value):
-        article = "an" if kind[0] in "aeiou" else "a"
-        return f"must be {article} {kind}"
-    if kind == "array" and "items" in schema:
-        for i, item in enumerate(value):
-            why = type_error(schema["items"], item)
-            if why:
-                return f"item {i} {why}"
-    return None
 
 
 def _raise(problem: CompileProblem, node: Any = None) -> None:
@@ -125,7 +102,7 @@ def _body_line(stmt: Any, name: str, filename: str, properties: dict[str, Any], 
         if not stmt.optional:
             required.append(stmt.name)
     elif isinstance(stmt, a.WhenStmt):
-        if not isinstance(stmt.args, a.ObjectPattern):
+        if isinstance(stmt.args, a.Placeholder):  # (v2 patterns over objects go on to `compile_args`)
             raise CompileProblem("`when` needs an argument pattern such as <path: any>", stmt, code="E201")
         whens.append(AnswerRule(compile_args(stmt.args), answer_steps(stmt), name, filename, line))
     else:
@@ -167,18 +144,15 @@ def decode_args(name: str, args: Any) -> Any:
 
 
 def _preparer(name: str, properties: dict[str, Any], required: list[str]) -> Callable[[Any], Any]:
+    parameters = {"properties": properties, "required": required}
+
     def prepare(args: Any) -> Any:
         args = decode_args(name, args)
         if isinstance(args, ToolAnswer):
             return args
-        for param in required:
-            if param not in args:
-                return ToolAnswer(False, f"Error: {name}: missing required parameter `{param}`")
-        for key, value in args.items():
-            if key in properties:
-                why = type_error(properties[key], value)
-                if why:
-                    return ToolAnswer(False, f"Error: {name}: parameter `{key}` {why}")
+        problems = arg_problems(parameters, args, unknown=False)  # the rule `valid arguments` applies too
+        if problems:
+            return ToolAnswer(False, f"Error: {name}: {problems[0]}")
         return args
 
     return prepare

@@ -29,6 +29,7 @@ unless asked (`evaldsl check --import-worlds`): `world_ref` is then a
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import inspect
@@ -127,20 +128,51 @@ def load_world(spec: str, base: Path, node: Any = None) -> WorldClass:
     path = (base / path_text).resolve()
     if not path.is_file():
         raise CompileProblem(f"cannot find the world file {path_text}", node, code="E244",
+                             suggestion=_near_file(path, path_text),
                              help=f"looked for {base / path_text} (relative to the suite's file)")
     note_read(path)
-    module = _import(path, node)
+    module = _import(path, path_text, node)
     cls = getattr(module, name, None)
     if not inspect.isclass(cls):
         found = sorted(k for k, v in vars(module).items() if inspect.isclass(v) and v.__module__ == module.__name__)
-        what = "nothing" if cls is None else f"a {type(cls).__name__}, not a class"
-        raise CompileProblem(f"{name} in {path_text} is {what}", node, code="E244",
+        if cls is None:
+            close = difflib.get_close_matches(name, found, n=1)
+            raise CompileProblem(f"{path_text} defines no class `{name}`", node, code="E244",
+                                 suggestion=f"{path_text}:{close[0]}" if close else None,
+                                 help=f"classes defined there: {', '.join(found) or '(none)'}")
+        kind = type(cls).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise CompileProblem(f"`{name}` in {path_text} is {article} {kind}, not a class", node, code="E244",
                              help=f"classes defined there: {', '.join(found) or '(none)'}")
     methods, tools = _tools_of(cls, path, node)
     return WorldClass(spec=spec, file=str(path), name=name, cls=cls, methods=methods, tools=tools)
 
 
-def _import(path: Path, node: Any) -> ModuleType:
+def _near_file(path: Path, written: str) -> str | None:
+    """A did-you-mean for a missing world file: a close ``.py`` name in its folder, as written."""
+    try:
+        names = [p.name for p in path.parent.iterdir() if p.suffix == ".py"]
+    except OSError:
+        return None
+    close = difflib.get_close_matches(path.name, names, n=1)
+    if not close:
+        return None
+    head = written[: len(written) - len(Path(written).name)]
+    return head + close[0]
+
+
+def _raised_at(exc: BaseException, path: Path) -> str:
+    """`` (line N)``: the world file's last line in the traceback, so the user sees where it raised."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" (line {line})" if line else ""
+
+
+def _import(path: Path, written: str, node: Any) -> ModuleType:
     if path in _MODULES:
         return _MODULES[path]
     digest = hashlib.sha1(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:10]
@@ -158,8 +190,10 @@ def _import(path: Path, node: Any) -> ModuleType:
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        raise CompileProblem(f"importing the world file {path.name} raised {type(exc).__name__}: {exc}",
-                             node, code="E244") from None
+        raise CompileProblem(f"importing the world file {written} raised {type(exc).__name__}: {exc}"
+                             f"{_raised_at(exc, path)}", node, code="E244",
+                             help="a world's file is imported when its suite is compiled (by `run`, or "
+                                  f"`check --import-worlds`); `python {written}` (from the suite's folder) shows the whole traceback") from None
     finally:
         try:
             sys.path.remove(folder)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ._errors import CompileProblem
@@ -41,7 +42,7 @@ def method_tool(cls: type, name: str, fn: Any, file: str, node: Any) -> tuple[Wo
     fields: dict[str, Any] = {}
     positional = []
     for param in params:
-        where = f"{cls.__name__}.{name}"
+        where = f"{cls.__name__}.{name} ({Path(file).name}:{_line_of(fn)})"
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise CompileProblem(f"the world method {where} takes *{param.name}: a tool's arguments are named",
                                  node, code="E244", help="name each parameter, with a type hint")

@@ -16,7 +16,7 @@ from ._outline import Outline, ToolInfo
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_.\-]*")
 _TOOL_BEFORE = re.compile(
-    r"(?:\b(?:called|call|then|when)\s+(?:(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)|\"(?P<quoted>[^\"]*)\")\s+with\s*|"
+    r"(?:\b(?:called|call|then|when|given)\s+(?:(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)|\"(?P<quoted>[^\"]*)\")\s+with\s*|"
     r"^\s*(?P<when>when)\s*)$")
 
 
@@ -43,8 +43,13 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
     last = words[-1] if words else ""
     if not words:
         return _keywords(_statements(lines, line))
-    if last in ("called", "call", "then", "are") or last.endswith(",") and "only" in words:
-        extra = [Completion("any tool", "keyword")] if last in ("called", "then") else []
+    answers = _answer_words(_continued(lines, line) + words if words[0] == "then" else words)
+    if answers is not None:
+        return _keywords(answers)
+    in_list = ("called" in words or "are" in words) and head.rfind("[") > head.rfind("]")  # v2: `called [a, `
+    if (last in ("called", "call", "then", "are", "given") or last.endswith(",") and ("only" in words or words[0] == "tools")
+            or words[0] == "tools" and len(words) == 1 or in_list and last.endswith(("[", ","))):
+        extra = [Completion("any tool", "keyword")] if last in ("called", "then") or in_list else []
         return extra + [Completion(t.name, "tool", t.declaration.split("\n")[0]) for t in outline.tools.values()]
     if last in ("expect", "not", "and", "or", "else", "(") or head.rstrip().endswith("("):
         return _keywords(_words.PREDICATES)
@@ -56,8 +61,33 @@ def completions(text: str, outline: Outline, line: int, character: int) -> list[
         return _keywords(_words.AFTER_FINAL_NUMBER)
     if last == "mode":
         return _keywords(_words.MODES)
+    if last.endswith("]") and ("called" in words or "are" in words):
+        return _keywords(_words.AFTER_STEP_LIST)
+    if last == "with":
+        return _keywords(_words.AFTER_WITH)
     if words[0] == "param" and last.endswith(":"):
         return _keywords(_words.PARAM_TYPES)
+    return []
+
+
+def _answer_words(words: list[str]) -> tuple[str, ...] | None:
+    """v2: the words of a `given` line and of an answer sequence, where they are the only ones that fit."""
+    if words[0] in ("given", "when", "otherwise") and words[-1] == "then":
+        return _words.AFTER_THEN_ANSWER
+    if words[0] == "given" and len(words) == 2 and not words[1].endswith(","):
+        return _words.AFTER_GIVEN_TOOL
+    if words == ["simulated"]:
+        return ("user",)
+    return None
+
+
+def _continued(lines: list[str], line: int) -> list[str]:
+    """The first words of the statement a `then` line continues (the nearest line above that is not
+    itself a `then` line, blank or a comment)."""
+    for previous in reversed(lines[max(0, line - 20): line]):
+        words = previous.split("#", 1)[0].split()
+        if words and words[0] != "then":
+            return words[:1]
     return []
 
 
@@ -171,7 +201,7 @@ def hover(text: str, outline: Outline, line: int, character: int) -> str | None:
 def _is_tool_position(text: str, line: int, word: str) -> bool:
     current = text.split("\n")[line]
     return word.startswith('"') or bool(re.search(
-        r"\b(?:tool|called|call|then|are|only called)\s+(?:[A-Za-z0-9_.\-\"]+\s*,\s*)*" + re.escape(word), current))
+        r"\b(?:tool|called|call|then|are|only called|given)\s+(?:[A-Za-z0-9_.\-\"]+\s*,\s*)*" + re.escape(word), current))
 
 
 def definition(text: str, outline: Outline, line: int, character: int) -> ToolInfo | None:

@@ -42,6 +42,12 @@ class CaseInfo:
     name: str
     span: Span
     columns: tuple[str, ...]
+    turns: tuple[tuple[str, Span], ...] = ()
+    """A conversation's `user` lines (v2): (message, span), in order; the outline shows them under the case."""
+    end_line: int = 0
+    """The last line of the case's block (0: its `case` line only)."""
+    simulated: tuple[str, Span] | None = None
+    """Its `simulated user` line (v2): (instructions, span)."""
 
 
 @dataclass
@@ -98,13 +104,27 @@ def build_outline(text: str, filename: str, *, typing_at: int | None = None,
         if item.kind == "suite_stmt" and item.name.kind == "string":
             outline.suite_name, outline.suite_span = item.name.value, item.span
         elif item.kind == "case" and item.span is not None:
-            outline.cases.append(CaseInfo(_text(item.name), item.span, _columns(item, filename, root)))
+            outline.cases.append(CaseInfo(_text(item.name), item.span, _columns(item, filename, root),
+                                          _turns(item), _end_line(item), _simulated(item)))
     outline.local_tools = [t for t in (_tool_info(tool, lines, filename) for tool in suite.tools) if t]
     for tool in outline.local_tools:
         outline.tools.setdefault(tool.name, tool)
     for tool in _used_tools(suite, filename, {str(Path(filename).resolve())}, sources or {}, root):
         outline.tools.setdefault(tool.name, tool)
     return outline
+
+
+def _turns(case: Any) -> tuple[tuple[str, Span], ...]:
+    return tuple((_text(s.text), s.span) for s in case.body if s.kind == "user_stmt" and s.span is not None)
+
+
+def _simulated(case: Any) -> tuple[str, Span] | None:
+    found = [s for s in case.body if s.kind == "simulated_user_stmt" and s.span is not None]
+    return (_text(found[0].text), found[0].span) if found else None
+
+
+def _end_line(case: Any) -> int:
+    return max((s.span.end_line for s in case.body if s.span is not None), default=0)
 
 
 def _text(node: Any) -> str:

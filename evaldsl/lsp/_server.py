@@ -49,7 +49,8 @@ def check_diagnostics(text: str, path: str, sources: dict[str, str] | None = Non
     ``sources``: the open documents' texts by path, read in place of those files on disk; ``root``: as
     `check --root`."""
     try:
-        return list(evaldsl.compile(text, path, sources=sources, root=root).warnings)
+        # A world's file is never imported here: opening a file in an editor runs no Python.
+        return list(evaldsl.compile(text, path, sources=sources, root=root, import_worlds=False).warnings)
     except EvlError as exc:
         return list(exc.diagnostics)
 
@@ -251,8 +252,10 @@ def _symbols(ls: EvlServer, uri: str) -> list[types.DocumentSymbol]:
         end = types.Position(line=(end_line or line) - 1, character=len(doc.lines[line - 1]) if doc.lines else 0)
         return types.Range(start=types.Position(line=line - 1, character=0), end=end)
 
-    children = [types.DocumentSymbol(name=c.name, kind=types.SymbolKind.Function, range=line_range(c.span.line),
-                                     selection_range=line_range(c.span.line), detail="case")
+    children = [types.DocumentSymbol(name=c.name, kind=types.SymbolKind.Function,
+                                     range=line_range(c.span.line, max(c.end_line, c.span.line)),
+                                     selection_range=line_range(c.span.line), detail="case",
+                                     children=_turn_symbols(c, line_range) or None)
                 for c in outline.cases]
     children += [types.DocumentSymbol(name=t.name, kind=types.SymbolKind.Interface,
                                       range=line_range(t.span.line), selection_range=line_range(t.span.line),
@@ -264,6 +267,21 @@ def _symbols(ls: EvlServer, uri: str) -> list[types.DocumentSymbol]:
     return [types.DocumentSymbol(name=outline.suite_name, kind=types.SymbolKind.Module, range=whole,
                                  selection_range=line_range(head) if doc.lines else whole, detail="suite",
                                  children=children)]
+
+
+def _turn_symbols(case: Any, line_range: Any) -> list[types.DocumentSymbol]:
+    """A conversation's `user` lines and its `simulated user`, as children of its case in the outline (v2)."""
+    out = []
+    lines = [(f"turn {n}", message, span, "user") for n, (message, span) in enumerate(case.turns, 1)]
+    if case.simulated is not None:
+        lines.append(("simulated user", *case.simulated, "simulated user"))
+    for title, message, span, detail in sorted(lines, key=lambda item: item[2].line):
+        shown = " ".join(message.split())
+        shown = shown if len(shown) <= 60 else shown[:59] + "…"
+        out.append(types.DocumentSymbol(name=f"{title}: {shown}", kind=types.SymbolKind.Event,
+                                        range=line_range(span.line, span.end_line),
+                                        selection_range=line_range(span.line), detail=detail))
+    return out
 
 
 def main(root: str | None = None) -> None:

@@ -7,18 +7,24 @@ every keyword of the grammar has one.
 from __future__ import annotations
 
 HEAD_STATEMENTS = ("suite", "description", "use", "tags", "repeat", "pass rate at least", "timeout", "system",
-                   "mode", "max turns", "expect", "tool", "case", "world", "user turns")
+                   "mode", "max turns", "expect", "tool", "case", "world", "user turns", "tools")
 CASE_STATEMENTS = ("prompt", "expect", "setup", "examples", "examples from", "tags", "repeat", "pass rate at least",
                    "timeout", "system", "mode", "max turns", "skip", "xfail", "case", "tool",
-                   "then", "and", "or", "else", "user", "simulated user", "user turns", "given")
+                   "then", "and", "or", "else", "user", "simulated user", "user turns", "given", "tools")
 TOOL_STATEMENTS = ("param", "when", "otherwise returns", "otherwise fails", "case", "tool")
 PREDICATES = ("called", "calls are", "only called", "first call", "last call", "every call", "no tool calls",
               "no error", "final text", "final number", "final json", "tokens at most", "duration at most",
-              "judge", "world", "not")
+              "judge", "world", "not", "valid arguments")
 AFTER_FINAL = ("text", "number", "json")
 AFTER_FINAL_TEXT = ("contains", "is", "is empty", "starts with", "ends with", "matches")
 AFTER_FINAL_NUMBER = ("is", "at least", "at most", "above", "below", "between")
 MODES = ("agent", "single-turn")
+AFTER_GIVEN_TOOL = ("with", "returns", "fails")
+"""After `given TOOL` (v2)."""
+AFTER_THEN_ANSWER = ("returns", "fails")
+"""After the `then` of an answer sequence (v2): the next step's verb (left out, the step's before)."""
+AFTER_STEP_LIST = ("in any order",)
+AFTER_WITH = ("only",)
 PARAM_TYPES = ("string", "number", "integer", "boolean", "object", "array of", "one of")
 
 MEANINGS: dict[str, str] = {
@@ -46,7 +52,8 @@ MEANINGS: dict[str, str] = {
     "skip": "`skip \"why\"`: the case is reported as skipped and never run.",
     "xfail": "`xfail \"why\"`: expected to fail; a pass is reported as XPASS.",
     "case": "`case \"name\"`: a test case; its block runs to the next `case` or `tool`.",
-    "prompt": "`prompt \"...\"`: the instruction sent to the agent; exactly one per case.",
+    "prompt": "`prompt \"...\"`: the instruction sent to the agent; one per case, unless the case is a "
+              "conversation (`user` lines), where `prompt \"x\"` means the same as one `user \"x\"`.",
     "setup": "`setup <...>`: the value handed to Harness.setup (a literal, array or object).",
     "expect": "`expect EXPR`: one expectation; `not` > `and` > `or`, then `else ... for N` fallbacks.",
     "examples": "`examples` + a table, or `examples from \"file\"`: one case per row ($name, {{ name }}).",
@@ -55,12 +62,15 @@ MEANINGS: dict[str, str] = {
     "param": "`param name[?]: TYPE \"description\"`: a tool parameter; `?` marks it optional.",
     "when": "`when <ARGS> returns \"...\"`: the canned answer for calls whose arguments match.",
     "otherwise": "`otherwise returns \"...\"`: the answer to calls no `when` matched.",
-    "returns": "`returns \"...\"`: the text the mock tool answers.",
-    "fails": "`fails \"...\"`: the mock tool reports an error with this text.",
+    "returns": "`returns \"...\"`: the text the mock tool answers; `returns \"a\" then \"b\"`: the first call "
+               "this line answers gets a, the second b, later ones the last (counted per run).",
+    "fails": "`fails \"...\"`: the mock tool reports an error with this text (also as a step: "
+             "`then fails \"...\"`).",
     "called": "`called T [with ARGS] [COUNT]`: T was called (with matching arguments, so many times).",
     "calls": "`calls are S1 then S2`: the whole call sequence is exactly these steps.",
     "are": "`calls are S1 then S2`: the whole call sequence is exactly these steps.",
-    "only": "`only called T1, T2`: every call was to one of these tools (none is required).",
+    "only": "`only called T1, T2`: every call was to one of these tools (none is required); "
+            "`only <...>`: an object with no key besides those named (a closed pattern).",
     "first": "`first call T [with ARGS]`: the first call was to T.",
     "last": "`last call T [with ARGS]`: the last call was to T.",
     "every": "`every call T with ARGS`: every call of T matches ARGS (true when T was never called).",
@@ -74,8 +84,10 @@ MEANINGS: dict[str, str] = {
     "tokens": "`tokens at most N`: the run reported at most N tokens.",
     "duration": "`duration at most D`: the run took at most D.",
     "judge": "`judge \"rubric\" [at least F]`: an LLM judge scores the answer at F (default 0.5) or more.",
-    "with": "`with <key: PATTERN>`: the call's arguments match by subset (other keys ignored).",
-    "then": "`A then B`: the steps occur in this relative order (other calls may come between).",
+    "with": "`with <key: PATTERN>`: the call's arguments match by subset (other keys ignored); "
+            "`with only <...>`: no other key; `with <a: 1> or <b: 2>`: either object pattern.",
+    "then": "`A then B`: the steps occur in this relative order (other calls may come between); "
+            "after an answer, `then \"...\"` is the next answer of a sequence.",
     "any": "`any tool`: a call to any tool; as a pattern, `any`: the key is present with any value.",
     "once": "`once`: exactly one time.",
     "twice": "`twice`: exactly two times.",
@@ -94,7 +106,8 @@ MEANINGS: dict[str, str] = {
     "ends": "`ends with \"s\"`: the (trimmed) text ends with s.",
     "matches": "`matches /re/flags`: the regex (Python `re`) matches anywhere.",
     "ignoring": "`ignoring case`: compare Unicode-casefolded.",
-    "absent": "`absent`: the key is not present (only as a key's pattern).",
+    "absent": "`absent`: the key is not present; `absent or P`: missing, or present and matching P "
+              "(an optional parameter). Only as a key's pattern.",
     "one": "`one of [v1, v2]`: equal to one of the values.",
     "of": "`one of [...]` / `array of TYPE`.",
     "array": "`array of TYPE`: a param type.",
@@ -106,6 +119,16 @@ MEANINGS: dict[str, str] = {
     "true": "`true`: the JSON literal.",
     "false": "`false`: the JSON literal.",
     "null": "`null`: the JSON literal.",
+    "loosely": "`\"s\" loosely`: equal once both are casefolded and stripped of white space, punctuation "
+               "and symbols (`\"New York, NY\" loosely` matches `new york ny`).",
+    "in": "`called [S1, S2] in any order`: each step matched by a call of its own, in any order.",
+    "order": "`in any order`: `called [S1, S2] in any order` (other calls may come too); "
+             "`calls are [S1, S2] in any order` (exactly these calls, in some order).",
+    "valid": "`valid arguments`: every call was to a declared tool, its arguments valid for its params "
+             "(required present, no unknown key, types: `integer` is a number without fraction or exponent).",
+    "arguments": "`valid arguments`: every call's arguments validate against its tool's params.",
+    "tools": "`tools T1, T2`: the declared tools a case offers (model runs, the case context); "
+             "default: every declared tool.",
     "agent": "`mode agent`: model runs loop over tool calls until the model answers.",
     "single-turn": "`mode single-turn`: model runs stop after the model's first reply.",
 }

@@ -9,15 +9,18 @@ model is everything after the first colon).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ._anthropic import AnthropicBackend
 from ._cache import ResponseCache
-from ._http import HttpBackend
+from ._demo import DemoBackend
 from ._openai import OpenAIBackend
 from ._retry import RetryPolicy
 from ._transport import SharedClient
 
-PROVIDERS: dict[str, Callable[..., HttpBackend]] = {"openai": OpenAIBackend, "anthropic": AnthropicBackend}
+PROVIDERS: dict[str, Callable[..., Any]] = {"openai": OpenAIBackend, "anthropic": AnthropicBackend,
+                                             "demo": DemoBackend}
+"""``demo`` is offline and rule-based (`_demo`): the simulated customer of suites/examples/shop."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -37,11 +40,11 @@ def make_backend(
     cache: ResponseCache | None = None,
     retry: RetryPolicy | None = None,
     client: SharedClient | None = None,
-) -> HttpBackend:
-    """The backend a spec names; its ``label`` is the spec.
+) -> Any:
+    """The backend a spec names (an `HttpBackend`, or the offline `DemoBackend`); its ``label`` is the spec.
 
     Args:
-        spec: ``openai:MODEL`` or ``anthropic:MODEL``.
+        spec: ``openai:MODEL``, ``anthropic:MODEL`` or ``demo:customer`` (offline, rule-based).
         base_url: the API's base URL; default from the provider's env var, then its public URL.
         cache: where replies are kept (None: no cache).
         retry: retry policy (default `RetryPolicy()`).

@@ -7,7 +7,9 @@ user's agent that calls ``ctx.call``. It only speaks the `ChatBackend`
 contract, so it is tested against a scripted backend and every provider
 works the same way.
 
-One run: the messages are ``system`` (when set) and the prompt; each reply's
+One run: the messages are ``system`` (when set) and the prompt (in a
+conversation, the conversation so far, `CaseContext.messages`, so the
+messages accumulate across turns and ``max turns`` bounds one turn); each reply's
 tool calls are all answered, in order, from the declared tools' canned
 answers, and the loop goes on until a reply has no tool calls (its text is
 the final text) or ``max turns`` model calls were made (the run is then an
@@ -55,8 +57,9 @@ class ModelAgent:
         """Run the tool loop for one case (see the module docstring)."""
         start = time.perf_counter()
         messages: list[dict[str, Any]] = [{"role": "system", "content": ctx.system}] if ctx.system else []
-        messages.append({"role": "user", "content": prompt})
-        run = _Run(messages)
+        history = getattr(ctx, "messages", None) or [{"role": "user", "content": prompt}]
+        messages.extend(dict(m) for m in history)  # a conversation's messages so far, ending with this one
+        run = _Run(messages, 0 if getattr(ctx, "turn", 1) == 1 else len(messages) - 1)
         tools = ctx.tools_openai() or None
         for _turn in range(max(1, ctx.max_turns)):
             reply = await self._ask(run, tools, ctx, start)
@@ -97,8 +100,10 @@ class ModelAgent:
 class _Run:
     """The state of one loop: messages, calls with results, tokens, outcome."""
 
-    def __init__(self, messages: list[dict[str, Any]]) -> None:
+    def __init__(self, messages: list[dict[str, Any]], first: int = 0) -> None:
         self.messages = messages
+        self.first = first
+        """Where this turn's transcript starts: its user message (0 for a first turn: the system too)."""
         self.calls: list[ToolCall] = []
         self.tokens: int | None = None
         self.input_tokens: int | None = None
@@ -129,7 +134,8 @@ class _Run:
         return RunArtifacts(
             tool_calls=self.calls, final_text=self.final_text, tokens=self.tokens,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,
-            error=self.error, error_kind=self.error_kind, transcript=self.messages,
+            error=self.error, error_kind=self.error_kind,
+            transcript=self.messages if not self.first else self.messages[self.first:],
             duration_s=time.perf_counter() - start,
         )
 

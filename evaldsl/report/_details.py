@@ -55,6 +55,9 @@ class Details:
         if art is None or self.verbosity < 1:
             return out
         which = f" (run {run.index + 1} of {len(case.runs)})" if len(case.runs) > 1 else ""
+        if run.conversation is not None and len(run.conversation.turns) > 1:
+            out.extend(_turns(run, which))
+            return out
         out.append(f"  final text{which}: {_text(art.final_text)}")
         calls = art.tool_calls
         if calls:
@@ -67,6 +70,25 @@ class Details:
             out.append("  transcript:")
             out.extend("    " + _message(m) for m in art.transcript)
         return out
+
+
+def _turns(run: RunResult, which: str) -> list[str]:
+    """A conversation, a turn a few lines: its message, its calls, its reply."""
+    assert run.conversation is not None
+    out = [f"  conversation{which}: {len(run.conversation.turns)} turns, ended by {run.conversation.ended_by}"]
+    for t in run.conversation.turns:
+        who = "simulated user" if t.simulated else "user"
+        out.append(f"    turn {t.turn} {who}: {_text(t.message)}")
+        if t.artifacts is None:
+            out.append("      (no answer)")
+            continue
+        calls = t.artifacts.tool_calls
+        if calls:
+            shown = [_cut(c.display(), CALL_SHOWN) for c in calls[:CALLS_SHOWN]]
+            more = f" (and {len(calls) - CALLS_SHOWN} more)" if len(calls) > CALLS_SHOWN else ""
+            out.append("      calls: " + ", ".join(shown) + more)
+        out.append(f"      reply: {_text(t.artifacts.final_text)}")
+    return out
 
 
 def _shown_run(case: CaseResult) -> RunResult | None:

@@ -15,6 +15,7 @@ only on a terminal and never when ``NO_COLOR`` is set.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import tempfile
 from array import array
@@ -173,7 +174,8 @@ class Digest:
             if line in failed:  # maybe one expectation twice, which `failed_expectations` lists once: rare
                 return _failure_body(case)
             failed.add(line)
-            lines.append(f"  x expect {e.label}  ({shown if e.file == file else _shown(e.file)}:{line})")
+            turn = "" if e.turn is None else ", " + turn_name(run, e.turn)
+            lines.append(f"  x expect {e.label}  ({shown if e.file == file else _shown(e.file)}:{line}{turn})")
             if detail := e.detail:
                 lines.append("      " + detail.replace("\n", "\n      "))
         return "\n".join(lines)
@@ -407,9 +409,21 @@ def partial_credits(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
     for run in case.runs:
         for e in run.expectations:
             if run.passed and 0 < e.credit < 1:
-                key = (e.label, f"{_shown(e.file)}:{e.line}")
+                turn = "" if e.turn is None else ", " + turn_name(run, e.turn)
+                key = (e.label, f"{_shown(e.file)}:{e.line}{turn}")
                 seen.setdefault(key, [e.detail, 0])[1] += 1
     return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
+
+
+def turn_name(run: RunResult, turn: int) -> str:
+    """A conversation's turn as every report names it: ``turn 2 "Yes, the blue one"`` (the message cut at
+    60 characters; a simulated user's marked so)."""
+    turns = run.conversation.turns if run.conversation is not None else []
+    if not 0 < turn <= len(turns):
+        return f"turn {turn}"
+    message = turns[turn - 1].message
+    shown = json.dumps(message if len(message) <= 60 else message[:57] + "...", ensure_ascii=False)
+    return f"turn {turn} {shown}" + (" (simulated)" if turns[turn - 1].simulated else "")
 
 
 def shorten_message(text: str, limit: int = SHOWN_MESSAGE) -> str:
@@ -448,7 +462,7 @@ def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, in
             file = shown.get(e.file)
             if file is None:
                 file = shown[e.file] = _shown(e.file)
-            key = (e.label, f"{file}:{e.line}")
+            key = (e.label, f"{file}:{e.line}" if e.turn is None else f"{file}:{e.line}, {turn_name(run, e.turn)}")
             if key in seen:
                 seen[key][1] += 1
             else:

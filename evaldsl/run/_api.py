@@ -17,6 +17,10 @@ Options shared by every function (keyword-only):
 - ``keyword``, ``markers``, ``tags``, ``last_failed``: selection (see `select_cases`).
 - ``previous``: a record to resume: its cases are kept, only the missing ones run.
 - ``judge``: the function `judge "..."` expectations call.
+- ``user``: the model that plays a `simulated user` (a `SimulatedUser`, or any callable
+  ``(*, instructions, messages, repeat_index, case) -> text or None``; None: done). A case the
+  agent cannot play (a conversation for an agent that takes no ``ctx``, a simulated user with no
+  ``user``) raises `ConversationUsage` before anything runs.
 - ``predicates``: custom predicates, name -> ``fn(artifacts, world, **kwargs)``.
 - ``on_result``: called with each `CaseResult` as it finishes (in finishing order).
 - ``shard``: a `Shard` (``Shard(2, 4)`` or ``"2/4"``): run only that slice of the selected cases (see `_shard`).
@@ -37,6 +41,7 @@ from typing import Any, TypeVar, Union
 
 from ..compile._model import CompiledCase, CompiledSuite, JudgeFn, PredicateFn, SuiteCases, case_keys
 from ._builder import ReportBuilder, git_commit, suite_files
+from ._conversation import check_conversations
 from ._protocols import Subject, agent_subject, harness_subject, subject_for
 from ._record import CaseResult, EvalReport, RunMeta
 from ._scheduler import DEFAULT_CONCURRENCY, OnResult, schedule
@@ -157,10 +162,13 @@ async def arun_case(
     judge: JudgeFn | None = None,
     predicates: Mapping[str, PredicateFn] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    user: Any = None,
 ) -> CaseResult:
-    """Run one case (all its repeats) against an agent or a harness (told apart by shape)."""
+    """Run one case (all its repeats) against an agent or a harness (told apart by shape); ``user``: the
+    model that plays a `simulated user`. Raises `ConversationUsage` for a case the agent cannot play."""
     subject = subject_for(agent, predicates)
-    results, _ = await schedule(subject, [case], concurrency=concurrency, judge=judge)
+    check_conversations(subject, [case], user=user)
+    results, _ = await schedule(subject, [case], concurrency=concurrency, judge=judge, user=user)
     result = results[0]
     if result is None:  # cannot happen without -x: every run is recorded, a stray CancelledError included
         raise RuntimeError(f"the runner lost the result of case {case.name!r}; please report this")
@@ -188,9 +196,11 @@ async def _arun(
     meta: RunMeta | None = None,
     shard: Shard | str | None = None,
     executor: Any = None,
+    user: Any = None,
 ) -> EvalReport:
     flat = flatten_cases(cases)
     selected = select_cases(flat, keyword=keyword, markers=markers, tags=tags, last_failed=last_failed)
+    check_conversations(subject, selected, user=user)
     selection: dict[str, Any] = {"keyword": keyword, "markers": markers, "tags": list(tags) or None}
     selection["last_failed"] = True if last_failed is not None else None
     meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v})
@@ -214,7 +224,7 @@ async def _arun(
     gc.freeze()  # the compiled suite is long-lived: keep the collector from rescanning it every run
     try:
         stopped = await run_cases(subject, todo, concurrency=concurrency, exitfirst=exitfirst, judge=judge,
-                                  on_result=on_case, executor=executor)
+                                  on_result=on_case, executor=executor, user=user)
     finally:
         gc.unfreeze()
     return builder.build(complete=not stopped)
@@ -230,13 +240,14 @@ async def run_cases(
     judge: JudgeFn | None = None,
     executor: Any = None,
     halted: Callable[[], bool] | None = None,
+    user: Any = None,
 ) -> bool:
     """Run ``cases`` (already selected) and hand each result to ``on_result``, keeping none;
     True when ``-x`` stopped the run. What `evaldsl run` calls, which keeps its results on disk.
     ``halted``: asked before each case starts; once it says so, no more case starts."""
     extra = {} if executor is None else {"execute": executor.execute}
     _, stopped = await schedule(subject, cases, concurrency=concurrency, exitfirst=exitfirst, judge=judge,
-                                on_result=on_result, keep=False, halted=halted, **extra)
+                                on_result=on_result, keep=False, halted=halted, user=user, **extra)
     return stopped
 
 

@@ -62,6 +62,20 @@ class CaseContext:
     answerer: ToolAnswerer | None = field(default=None, repr=False, compare=False)
     """This run's tool answers (`given` lines, sequences, world methods); None: made from `tools`
     when first asked, as a case without `given` lines or world would have it."""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """The conversation so far as chat messages, ending with this turn's user message (v2): each earlier
+    user message (``{"role": "user", "content": ...}``), the agent's tool calls (an ``assistant`` message with
+    ``tool_calls``) and their results (``tool`` messages), and its replies (``assistant``). For a
+    single-prompt case, the one user message."""
+    turn: int = 1
+    """This user message's number in the conversation, from 1 (v2)."""
+    conversation_id: str | None = None
+    """The same for every turn of one run, and different for every run (v2): key an agent's own session
+    on it. None outside a run (a context you built yourself)."""
+    last_turn: bool = True
+    """Whether this is the conversation's last message, when that is known (a scripted conversation);
+    False while a simulated user may still write. The runner also calls an agent's
+    ``close_conversation(conversation_id)``, when it has one, once the run ends."""
 
     @classmethod
     def for_case(cls, case: CompiledCase, repeat_index: int = 0, *, world: Any = None) -> CaseContext:
@@ -70,7 +84,7 @@ class CaseContext:
         return cls(
             name=case.name, suite=case.suite, tags=s.tags, system=s.system, mode=s.mode,
             max_turns=s.max_turns, repeat_index=repeat_index, timeout_s=s.timeout_s, tools=case.tools,
-            answerer=ToolAnswerer.for_case(case, world),
+            answerer=ToolAnswerer.for_case(case, world), messages=[{"role": "user", "content": case.prompt}],
         )
 
     def tools_openai(self) -> list[dict[str, Any]]:

@@ -62,19 +62,21 @@ async def execute_run(
     predicates: Mapping[str, PredicateFn] | None = None,
     clock: LoopClock | None = None,
     called: tuple[Any, float, float, float] | None = None,
+    user: Any = None,
 ) -> RunResult:
     """Run ``case`` once against ``subject`` and score it; never raises but cancellation.
 
+    ``user``: the simulated user's model, for a case with a `simulated user` (`run._conversation`).
     ``called``: a plain sync agent was already called for this run (by a lane, `_lanes`) and returned
     an awaitable: (that value, the call's seconds, `time.perf_counter()` when it began, ``clock.busy``
     then); it is awaited here for the time left, as if this run had called the agent.
     """
     clock = clock if clock is not None else LoopClock()
-    if case.world is not None and called is None:  # v2: a fresh world instance for this run
-        from ._world_run import execute_world_run
+    if called is None and (case.world is not None or case.turns or case.simulated_user is not None):
+        from ._conversation import execute_conversation  # v2: turns, a simulated user, a world
 
-        return await execute_world_run(subject, case, index, pool=pool, judge=judge, predicates=predicates,
-                                       clock=clock)
+        return await execute_conversation(subject, case, index, pool=pool, judge=judge, predicates=predicates,
+                                          clock=clock, user=user)
     timeout = case.settings.timeout_s
     set_match_limit(timeout)  # for the agent's mock-tool `when` patterns too (the context reaches its thread)
     start = time.perf_counter() if called is None else called[2]

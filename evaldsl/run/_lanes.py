@@ -79,7 +79,7 @@ def lanes_fit(subject: Subject) -> bool:
 def needs_loop(case: CompiledCase) -> bool:
     """A case the lanes leave to the scheduler's workers (its scoring waits on a judge; a world or a
     conversation (v2) is run by `execute_run`)."""
-    return any(e.needs_judge for e in case.expectations) or case.world is not None or bool(case.turns)
+    return any(e.needs_judge for e in case.expectations) or case.world is not None or case.is_conversation
 
 
 class _Lane:

@@ -105,6 +105,7 @@ class RayExecutor:
         judge: JudgeFn | None = None,
         predicates: Mapping[str, PredicateFn] | None = None,
         clock: Any = None,
+        user: Any = None,
     ) -> RunResult:
         """`execute_run`'s signature: run the unit on a worker; never raises but cancellation.
 
@@ -113,7 +114,7 @@ class RayExecutor:
         ray = _ray()
         start = time.perf_counter()
         try:
-            ref = self._task.remote(self.spec, self.kind, self.paths, case, index, judge, predicates)
+            ref = self._task.remote(self.spec, self.kind, self.paths, case, index, judge, predicates, user)
         except Exception as exc:  # the case, judge or predicates could not be pickled
             return _failed(index, 0.0, type(exc).__name__, f"cannot send the case to Ray: {exc}")
         try:
@@ -157,6 +158,7 @@ def run_on_worker(
     index: int,
     judge: JudgeFn | None,
     predicates: Mapping[str, PredicateFn] | None,
+    user: Any = None,
 ) -> RunResult:
     """The Ray task body: build (or reuse) the subject, then `execute_run` on this worker's loop."""
     try:
@@ -168,7 +170,7 @@ def run_on_worker(
         _WORKER["loop"] = asyncio.new_event_loop()
         _WORKER["pool"] = DaemonPool("evaldsl-ray-worker")
     loop: asyncio.AbstractEventLoop = _WORKER["loop"]
-    coro = execute_run(subject, case, index, pool=_WORKER["pool"], judge=judge, predicates=predicates)
+    coro = execute_run(subject, case, index, pool=_WORKER["pool"], judge=judge, predicates=predicates, user=user)
     return loop.run_until_complete(coro)
 
 

@@ -34,9 +34,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..artifacts import RunArtifacts
 
-SCHEMA_VERSION = 2
-"""2 added ``ErrorInfo.kind``; a record of version 1 still reads (its errors have no kind)."""
-READABLE_SCHEMA_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+"""2 added ``ErrorInfo.kind``; 3 added conversations (``RunResult.conversation``, ``ExpectationResult.turn``)
+and ``CaseResult.tools``. Records of versions 1 and 2 still read (their errors have no kind; their runs no
+conversation; their cases no tools)."""
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 """The record versions this evaldsl reads (`report`, `compare`, `rescore`, `merge`, `--resume`)."""
 
 ErrorKind = Literal[
@@ -106,6 +108,39 @@ class ExpectationResult(_Model):
     """The file the expectation was written in."""
     line: int
     """Its line in that file."""
+    turn: int | None = None
+    """The turn (from 1) of a conversation whose `user` line it stands under; null for an expectation
+    that judges the whole run (or conversation). Null in records made before version 3."""
+
+
+class TurnResult(_Model):
+    """One turn of a conversation: a user message and what the agent did in answer."""
+
+    turn: int
+    """Its number, from 1."""
+    message: str
+    """The user message sent."""
+    simulated: bool = False
+    """True when a simulated user wrote the message (LANGUAGE.md 12)."""
+    artifacts: RunArtifacts | None = None
+    """What the agent returned for this turn (its calls, its reply as the final text, its tokens); null
+    when it raised or timed out."""
+    latency_s: float = 0.0
+    """Wall-clock seconds of the agent's answer to this message."""
+    world_state: Any = None
+    """The world's state (JSON) after this turn; null when the suite has no world (or the state was null)."""
+
+
+class ConversationResult(_Model):
+    """How a run's conversation went (every run of a case with `user` lines, a simulated user or a world)."""
+
+    turns: list[TurnResult] = Field(default_factory=list)
+    """Every turn sent, in order; a turn the agent failed is the last."""
+    ended_by: Literal["script", "user", "bound", "error"] = "script"
+    """``script``: every scripted message was answered; ``user``: the simulated user said it was done;
+    ``bound``: the simulated user reached ``user turns N``; ``error``: an agent error (or timeout) ended it."""
+    user_tokens: int | None = None
+    """Tokens the simulated user's model used, kept apart from the agent's; null when none reported."""
 
 
 class RunResult(_Model):
@@ -130,6 +165,10 @@ class RunResult(_Model):
     """What the runner had to change to record the artifacts: each value JSON
     cannot hold (recorded as its repr), lone surrogates (escaped), NaN and the
     infinities (kept as strings), with where it was; empty for plain JSON."""
+    conversation: ConversationResult | None = None
+    """The turns of a conversation (or of a run against a world), each with its message, artifacts and the
+    world's state after it; null for a single-prompt run without a world. ``artifacts`` then holds the whole
+    conversation: every turn's calls in order, the last reply, the tokens summed, every message."""
 
 
 class Interval(_Model):
@@ -176,6 +215,9 @@ class CaseResult(_Model):
     """The xfail reason ('' when none was given); null when not marked xfail."""
     runs: list[RunResult] = Field(default_factory=list)
     """One entry per run, in repeat order; empty when skipped."""
+    tools: list[str] | None = None
+    """The names of the tools each of its runs was offered, in order (v2: its `tools` setting, else every
+    declared tool); null when the suite declares none (or in a record before version 3)."""
 
     @property
     def id(self) -> str:
@@ -247,6 +289,9 @@ class RunMeta(_Model):
     """A model run's endpoint: provider, model, base_url, sampling (never a key)."""
     judge: dict[str, Any] | None = None
     """The judge's provider, model, base_url and template (null: the shipped one), when one was named."""
+    user_model: dict[str, Any] | None = None
+    """The simulated user's provider, model, base_url and template (null: the shipped one), when
+    ``--user-model`` named one (v3)."""
     cache: dict[str, Any] | None = None
     """The response cache of a run that called models: directory, hits, misses (null: off or unused)."""
     suite_version: str | None = None

@@ -21,6 +21,10 @@ Rules, so that a rescored record never mixes two questions:
   many judge calls were made; without a judge they are errors saying so
   (``NoJudge``), never a default score.
 - A harness's world is not stored, so a custom predicate sees ``world=None``.
+- A conversation's run (record v3) is judged again turn by turn from its stored turns: each turn's
+  expectations on that turn, `expect world` on the state stored after it, the whole conversation's
+  on the turns merged. A case whose scripted `user` messages changed is stale ("the conversation
+  changed"); an agent error that ended the conversation stays the run's error.
 - Cases of the current suites that the record does not hold are counted in
   ``not_in_record``; run them to measure them.
 
@@ -138,6 +142,11 @@ def _stale(old: CaseResult, new: CompiledCase | None) -> str | None:
         return "no longer exists"
     if new.prompt != old.prompt:
         return "the prompt changed"
+    scripted = [t.message for t in new.turns]
+    for run in old.runs:
+        sent = [t.message for t in run.conversation.turns if not t.simulated] if run.conversation else []
+        if run.conversation is not None and scripted and sent != scripted[:len(sent)]:
+            return "the conversation changed"
     if new.settings.skip is None and not old.runs:
         return "not run in the record"
     return None
@@ -151,6 +160,8 @@ async def _rescore_run(
     judge: JudgeFn | None,
     predicates: Mapping[str, PredicateFn],
 ) -> RunResult:
+    if run.conversation is not None:
+        return await _rescore_conversation(run, case, out, pool, judge, predicates)
     artifacts = run.artifacts
     if artifacts is None:  # the agent raised or timed out: nothing to evaluate
         return run.model_copy(update={"expectations": [], "passed": False, "score": 0.0})
@@ -160,7 +171,7 @@ async def _rescore_run(
     else:
         out.judge_calls += judged
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=None, duration_s=run.latency_s,
-                      judge=judge, predicates=predicates)
+                      judge=judge, predicates=predicates, tools=case.tools)
     results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s)
     error = ErrorInfo(type="AgentError", message=artifacts.error,
                       kind=artifacts.error_kind or "agent_error") if artifacts.error else eval_error
@@ -173,3 +184,27 @@ async def _rescore_run(
         index=run.index, passed=error is None and all(r.passed for r in results), score=score,
         latency_s=run.latency_s, error=error, expectations=results, artifacts=artifacts,
     )
+
+
+async def _rescore_conversation(run: RunResult, case: CompiledCase, out: Rescored, pool: DaemonPool,
+                                judge: JudgeFn | None, predicates: Mapping[str, PredicateFn]) -> RunResult:
+    """A conversation's run: its turns judged again as `score_turns` judged them in the run (the world's
+    state after each turn included); an agent error that ended it stays."""
+    from ._turns import recorded_turns, score_turns
+
+    conversation = run.conversation
+    assert conversation is not None
+    turns = recorded_turns(conversation, case)
+    judged = sum(1 for e in case.expectations if e.needs_judge) + sum(
+        1 for t in case.turns[:len(turns)] for e in t.expectations if e.needs_judge)
+    if judge is None:
+        out.needs_judge += judged
+    else:
+        out.judge_calls += judged
+    results, eval_error = await score_turns(case, turns, None, judge=judge, predicates=predicates, pool=pool)
+    error = run.error if conversation.ended_by == "error" else eval_error
+    score = 0.0 if error is not None else 1.0
+    for r in results:
+        score *= r.credit
+    return run.model_copy(update={"expectations": results, "error": error, "score": score,
+                                  "passed": error is None and all(r.passed for r in results)})

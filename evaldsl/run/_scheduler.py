@@ -83,12 +83,13 @@ async def schedule(
     execute: RunUnit = execute_run,
     keep: bool = True,
     halted: Callable[[], bool] | None = None,
+    user: Any = None,
 ) -> tuple[list[CaseResult | None], bool]:
     """Run every case; returns (results aligned with ``cases``, stopped early by -x).
 
     ``halted``, asked before each case starts, says that no more case may start (the caller then ends
     the run, as `evaldsl run` does when an endpoint is found down). A result is None for a case that
-    `-x` kept from finishing; with ``keep``
+    `-x` kept from finishing; ``user``: the model that plays a `simulated user`. With ``keep``
     false no result is kept (the list is empty): ``on_result`` has each, and
     a run's results are released as its case ends. Cancelling
     the calling task (Ctrl-C) cancels every run in flight and propagates.
@@ -96,6 +97,7 @@ async def schedule(
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     pool = pool or DaemonPool()
+    plays = {} if user is None else {"user": user}  # an executor that has never met a simulated user is not asked to
     results: list[CaseResult | None] = [None] * len(cases) if keep else []
 
     def finish(index: int, result: CaseResult) -> None:
@@ -151,7 +153,7 @@ async def schedule(
             try:
                 if len(unit) == 3:
                     run = await execute(
-                        subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock
+                        subject, slot.case, r, pool=pool, judge=judge, predicates=predicates, clock=clock, **plays
                     )
                 else:  # a lane called the agent, which returned an awaitable (`_lanes`)
                     run = await execute_run(subject, slot.case, r, pool=pool, judge=judge, predicates=predicates,

@@ -79,7 +79,7 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
         artifacts = _with_duration(artifacts, latency)
     predicates = subject.predicates if predicates is None else predicates
     ctx = EvalContext(artifacts=artifacts, prompt=case.prompt, world=world, duration_s=latency, judge=judge,
-                      predicates=predicates, world_state=world_state)
+                      predicates=predicates, world_state=world_state, tools=case.tools)
     try:  # scoring's loop time, from `began` on, is added to the clock by evaluate
         results, eval_error = await evaluate(case.expectations, ctx, pool=pool, timeout=case.settings.timeout_s,
                                               clock=clock, began=began)
@@ -118,13 +118,15 @@ async def evaluate(
     timeout: float,
     clock: LoopClock | None = None,
     began: float | None = None,
+    turn: int | None = None,
 ) -> tuple[list[ExpectationResult], ErrorInfo | None]:
     """Evaluate every expectation; the first one that raises makes the run an error.
 
     Judge expectations run on a worker thread (a blocking HTTP judge must not
     stall the other runs), each bounded by the case's timeout. The time spent
     on the loop (not awaiting a judge), from ``began`` (default: now), is
-    added to ``clock.busy``.
+    added to ``clock.busy``. ``turn``: the conversation turn the expectations
+    judge (recorded with each result); None for the whole run.
     """
     clock = clock if clock is not None else LoopClock()
     results: list[ExpectationResult] = []
@@ -158,12 +160,12 @@ async def evaluate(
             info.message = f"{info.message} (evaluating `{exp.label}` at {exp.file}:{exp.line})"
             first_error = first_error or info
             results.append(_expectation(exp, 0.0, f"could not be evaluated: {info.type}: "
-                                                  f"{exception_text(exc, limit=500)}"))
+                                                  f"{exception_text(exc, limit=500)}", turn))
             continue
         credit, detail = outcome.credit, outcome.detail  # what _expectation does, inline (the hot loop)
         if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
             detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
-        results.append(expectation(exp.label, credit > 0, credit, detail, exp.file, exp.line))
+        results.append(expectation(exp.label, credit > 0, credit, detail, exp.file, exp.line, turn))
     clock.busy += time.perf_counter() - began
     return results, first_error
 
@@ -238,10 +240,11 @@ def _as_outcome(value: Any) -> Outcome:
     raise TypeError(f"an expectation returned {type(value).__name__}, not an Outcome")
 
 
-def _expectation(exp: CompiledExpectation, credit: float, detail: str | None) -> ExpectationResult:
+def _expectation(exp: CompiledExpectation, credit: float, detail: str | None,
+                 turn: int | None = None) -> ExpectationResult:
     if detail is not None and not (type(detail) is str and (detail.isascii() or text_ok(detail))):
         detail = safe_text(detail) if isinstance(detail, str) else safe_repr(detail)
-    return expectation(exp.label, credit > 0, credit, detail, exp.file, exp.line)
+    return expectation(exp.label, credit > 0, credit, detail, exp.file, exp.line, turn)
 
 
 def _error_run(index: int, latency: float, error: ErrorInfo | None) -> RunResult:

@@ -197,13 +197,35 @@ class _Describer:
             held = self._tools[id(case.tools)] = (case.tools, repr(repr([(t.name, t.parameters) for t in case.tools])))
         kept = self._settings.get(id(case.settings))
         if kept is None or kept[0] is not case.settings:
-            kept = self._settings[id(case.settings)] = (case.settings, repr(case.settings))
+            kept = self._settings[id(case.settings)] = (case.settings, _settings_text(case.settings))
         labels = [e.label for e in case.expectations]
         # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper;
         # repr((name, prompt, settings, setup, labels, tools)) written out, without its "(", with the shared
-        # parts' repr kept. No line holds a newline: every part is a repr.
-        return (f"{case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, {labels!r}, {held[1]})"
+        # parts' repr kept. No line holds a newline: every part is a repr. A case of language v2 (turns,
+        # a simulated user, `given` lines, a world) adds what it holds of them, so such cases that differ
+        # only there differ in the fingerprint, and a v1 case's description is what it always was.
+        v2 = ""
+        if case.turns or case.simulated_user is not None or case.given or case.world is not None:
+            turns = [(t.message, [e.label for e in t.expectations]) for t in case.turns]
+            given = [(g.tool, g.line) for g in case.given]
+            world = getattr(case.world, "spec", None) if case.world is not None else None
+            v2 = f", {turns!r}, {case.simulated_user!r}, {given!r}, {world!r}"
+        return (f"{case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, {labels!r}, {held[1]}{v2})"
                 ).encode("utf-8", "surrogatepass")
+
+
+_V2_SETTINGS = {"user_turns": 10, "tools": None}
+"""Settings of language v2 and their defaults: left out of a description at their default (`_settings_text`)."""
+
+
+def _settings_text(settings: Any) -> str:
+    """``repr(settings)`` as version 1 wrote it: a v2 setting at its default left out, so that the
+    fingerprint of a suite that uses none stays what it was."""
+    import dataclasses
+
+    parts = [f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings)
+             if not (f.name in _V2_SETTINGS and getattr(settings, f.name) == _V2_SETTINGS[f.name])]
+    return f"{type(settings).__name__}({', '.join(parts)})"
 
 
 RAW_BYTES = 8 << 20

@@ -74,7 +74,7 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
     if s.skip is not None:
         return CaseResult(status="skipped", suite=case.suite, name=case.name, file=case.file, line=case.line,
                           prompt=case.prompt, required_pass_rate=s.pass_rate, repeat=s.repeat, tags=list(s.tags),
-                          skip=s.skip, xfail=s.xfail)
+                          skip=s.skip, xfail=s.xfail, tools=_offered(case))
     n = len(runs)
     latency: float | None
     if n == 1:  # most cases run once: no sums over generators, `case_status` written out
@@ -108,7 +108,13 @@ def case_result(case: CompiledCase, runs: Sequence[RunResult]) -> CaseResult:
         skip=None,
         xfail=s.xfail,
         runs=list(runs),
+        tools=_offered(case),
     )
+
+
+def _offered(case: CompiledCase) -> list[str] | None:
+    """The names of the tools the case's runs are offered (`tools` in the record); None without any."""
+    return [tool.name for tool in case.tools] if case.tools else None
 
 
 @functools.lru_cache(maxsize=256)

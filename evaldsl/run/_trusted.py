@@ -25,15 +25,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ..artifacts import RunArtifacts
-from ._record import STATUSES, CaseResult, ErrorInfo, ExpectationResult, Interval, RunResult
+from ._record import STATUSES, CaseResult, ConversationResult, ErrorInfo, ExpectationResult, Interval, RunResult
 
 M = TypeVar("M", bound=BaseModel)
 _setattr = object.__setattr__
 _new_object = object.__new__
 _STATUS_SET = frozenset(STATUSES)
 _EXPECTATION_FIELDS = frozenset(ExpectationResult.model_fields)
+_EXPECTATION_FIELDS_NO_TURN = _EXPECTATION_FIELDS - {"turn"}  # validation leaves an absent turn unset
 _RUN_FIELDS = frozenset(RunResult.model_fields)
-_RUN_FIELDS_NO_WARNINGS = _RUN_FIELDS - {"warnings"}
+# the fields a run sets, by (warnings given, conversation given): validation leaves an empty one unset
+_RUN_FIELDS_SET = {(w, c): _RUN_FIELDS - ({"warnings"} if not w else set()) - ({"conversation"} if not c else set())
+                   for w in (False, True) for c in (False, True)}
 _CASE_FIELDS = frozenset(CaseResult.model_fields)
 _INTERVAL_FIELDS = frozenset(Interval.model_fields)
 # "every item is exactly one of these": set(map(type, items)) <= ONLY (true of no items), one C-level pass
@@ -51,42 +54,49 @@ def _built(cls: type[M], fields: dict[str, Any], given: frozenset[str]) -> M:
 
 
 def expectation(label: str, passed: bool, credit: float, detail: str | None, file: str,
-                line: int) -> ExpectationResult:
+                line: int, turn: int | None = None) -> ExpectationResult:
     """`ExpectationResult(label=..., ...)`: every field given. (`_built` written out: a run makes several.)"""
-    fields = {"label": label, "passed": passed, "credit": credit, "detail": detail, "file": file, "line": line}
+    fields = {"label": label, "passed": passed, "credit": credit, "detail": detail, "file": file, "line": line,
+              "turn": turn}
     if (type(credit) is float and type(passed) is bool and type(label) is type(file) is str and type(line) is int
-            and (detail is None or type(detail) is str)):
+            and (detail is None or type(detail) is str) and (turn is None or type(turn) is int)):
         model = _new_object(ExpectationResult)
         _setattr(model, "__dict__", fields)
-        _setattr(model, "__pydantic_fields_set__", set(_EXPECTATION_FIELDS))
+        _setattr(model, "__pydantic_fields_set__", set(_EXPECTATION_FIELDS if turn is not None
+                                                         else _EXPECTATION_FIELDS_NO_TURN))
         _setattr(model, "__pydantic_extra__", None)
         _setattr(model, "__pydantic_private__", None)
         return model
+    if turn is None:
+        del fields["turn"]
     return ExpectationResult.model_validate(fields)
 
 
 def run_result(index: int, passed: bool, score: float, latency: float, error: ErrorInfo | None,
                expectations: list[ExpectationResult], artifacts: RunArtifacts | None,
-               warnings: Sequence[str]) -> RunResult:
+               warnings: Sequence[str], conversation: ConversationResult | None = None) -> RunResult:
     """`RunResult.model_validate` of these fields; ``warnings`` is left unset when empty (as `_scoring`
     has always left it). ``expectations`` is the result's own list from here on."""
     fields: dict[str, Any] = {"index": index, "passed": passed, "score": score, "latency_s": latency,
                               "error": error, "expectations": expectations, "artifacts": artifacts,
-                              "warnings": list(warnings)}
+                              "warnings": list(warnings), "conversation": conversation}
     if (type(index) is int and type(passed) is bool and type(score) is type(latency) is float
             and (error is None or type(error) is ErrorInfo)
+            and (conversation is None or type(conversation) is ConversationResult)
             and (artifacts is None or isinstance(artifacts, RunArtifacts))
             and set(map(type, expectations)) <= _ONLY_EXPECTATIONS and set(map(type, warnings)) <= _ONLY_STR):
-        return _built(RunResult, fields, _RUN_FIELDS if warnings else _RUN_FIELDS_NO_WARNINGS)
+        return _built(RunResult, fields, _RUN_FIELDS_SET[bool(warnings), conversation is not None])
     if not warnings:
         del fields["warnings"]
+    if conversation is None:
+        del fields["conversation"]
     return RunResult.model_validate(fields)
 
 
 def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, status: str, score: float,
                 pass_rate: float, wilson_95: tuple[float, float], required_pass_rate: float, repeat: int,
                 latency_s: float | None, tags: list[str], skip: str | None, xfail: str | None,
-                runs: list[RunResult]) -> CaseResult:
+                runs: list[RunResult], tools: list[str] | None = None) -> CaseResult:
     """`CaseResult.model_validate` of a case that ran, every field given (``wilson_95`` as (low, high))."""
     low, high = wilson_95
     if (type(suite) is type(name) is type(file) is type(prompt) is str and type(line) is type(repeat) is int
@@ -95,13 +105,15 @@ def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, sta
             and (latency_s is None or type(latency_s) is float)
             and type(tags) is list and set(map(type, tags)) <= _ONLY_STR
             and (skip is None or type(skip) is str) and (xfail is None or type(xfail) is str)
-            and type(runs) is list and set(map(type, runs)) <= _ONLY_RUNS):
+            and type(runs) is list and set(map(type, runs)) <= _ONLY_RUNS
+            and (tools is None or type(tools) is list and set(map(type, tools)) <= _ONLY_STR)):
         interval: Any = _built(Interval, {"low": low, "high": high}, _INTERVAL_FIELDS)
     else:
         interval = None
     fields = {"suite": suite, "name": name, "file": file, "line": line, "prompt": prompt, "status": status,
               "score": score, "pass_rate": pass_rate, "wilson_95": interval, "required_pass_rate": required_pass_rate,
-              "repeat": repeat, "latency_s": latency_s, "tags": tags, "skip": skip, "xfail": xfail, "runs": runs}
+              "repeat": repeat, "latency_s": latency_s, "tags": tags, "skip": skip, "xfail": xfail, "runs": runs,
+              "tools": tools}
     if interval is not None:
         return _built(CaseResult, fields, _CASE_FIELDS)
     fields["wilson_95"] = {"low": low, "high": high}

@@ -340,7 +340,8 @@ class MatchesPattern(Node):
 
 class OneOfPattern(Node):
     kind: Literal["one_of_pattern"] = "one_of_pattern"
-    values: tuple[Value, ...] = ()
+    values: tuple[OneOfItem, ...] = ()
+    """Values, each maybe `"s" loosely` (v2)."""
 
 
 CompareOp = Literal["at least", "at most", "above", "below"]
@@ -356,6 +357,34 @@ class BetweenPattern(Node):
     kind: Literal["between_pattern"] = "between_pattern"
     low: Num
     high: Num
+
+
+# v2: precise matching (LANGUAGE.md 5) --------------------------------------
+
+
+class OnlyPattern(Node):
+    """`only <...>` (v2): a closed object pattern, no key besides those named (this level only)."""
+
+    kind: Literal["only_pattern"] = "only_pattern"
+    pattern: Pattern
+    """The object pattern it closes (another pattern is kept only to be reported as an error)."""
+
+
+class LooselyPattern(Node):
+    """`"s" loosely` (v2): equal once both are casefolded and stripped of white space,
+    punctuation and symbols (Unicode categories Z, P, S)."""
+
+    kind: Literal["loosely_pattern"] = "loosely_pattern"
+    value: Value
+
+
+OneOfItem = Annotated[
+    Union[String, Word, Number, Constant, Placeholder, ArrayValue, ObjectValue, LooselyPattern],
+    Field(discriminator="kind"),
+]
+"""An item of `one of [...]` in a pattern: a value, or (v2) `"s" loosely`."""
+
+# ---- end of v2: precise matching
 
 
 class PatternNegation(Node):
@@ -378,11 +407,22 @@ Pattern = Annotated[
         EqualsPattern, WithinPattern, ObjectPattern, ArrayPattern, AnyPattern,
         AbsentPattern, ContainsPattern, StartsWithPattern, EndsWithPattern,
         MatchesPattern, OneOfPattern, ComparePattern, BetweenPattern,
-        PatternNegation, PatternAnd, PatternOr,
+        PatternNegation, PatternAnd, PatternOr, OnlyPattern, LooselyPattern,
     ],
     Field(discriminator="kind"),
 ]
-Args = Annotated[Union[ObjectPattern, Placeholder], Field(discriminator="kind")]
+Args = Annotated[
+    Union[
+        ObjectPattern, OnlyPattern, PatternNegation, PatternAnd, PatternOr, Placeholder,
+        EqualsPattern, WithinPattern, ArrayPattern, AnyPattern, AbsentPattern, ContainsPattern,
+        StartsWithPattern, EndsWithPattern, MatchesPattern, OneOfPattern, ComparePattern,
+        BetweenPattern, LooselyPattern,
+    ],
+    Field(discriminator="kind"),
+]
+"""After `with` (v2): a pattern over object patterns (`<...>`, `only <...>`, and `or` / `and` /
+`not` and parentheses over them), or `$name`. The parser also lets any other pattern stand in
+parentheses (`with (any)`), for the compiler to report (E255)."""
 
 
 # ------------------------------------------------------------ predicates --
@@ -457,6 +497,28 @@ class EveryCall(Node):
     kind: Literal["every_call"] = "every_call"
     tool: ToolRef
     args: Args
+
+
+class CalledAnyOrder(Node):
+    """`called [S1, S2, ...] in any order` (v2): each step matched by a call of its own.
+    `count` is kept only to be reported as an error."""
+
+    kind: Literal["called_any_order"] = "called_any_order"
+    steps: tuple[Step, ...] = ()
+    count: Count | None = None
+
+
+class CallsAreAnyOrder(Node):
+    """`calls are [S1, S2, ...] in any order` (v2): the calls are exactly these steps, in some order."""
+
+    kind: Literal["calls_are_any_order"] = "calls_are_any_order"
+    steps: tuple[Step, ...] = ()
+
+
+class ValidArguments(Node):
+    """`valid arguments` (v2): every call was to a declared tool, its arguments valid for its params."""
+
+    kind: Literal["valid_arguments"] = "valid_arguments"
 
 
 class NoToolCalls(Node):
@@ -574,6 +636,7 @@ Predicate = Union[
     EveryCall, NoToolCalls, NoError, TextContains, TextIs, TextEmpty, TextStartsWith,
     TextEndsWith, TextMatches, NumberIs, NumberCompare, NumberBetween, FinalJson,
     TokensAtMost, DurationAtMost, Judge, CustomPredicate, WorldState,
+    CalledAnyOrder, CallsAreAnyOrder, ValidArguments,
 ]
 Expr = Annotated[Union[Predicate, Negation, AndExpr, OrExpr], Field(discriminator="kind")]
 
@@ -786,9 +849,16 @@ class GivenStmt(Node):
     then: tuple[AnswerStep, ...] = ()
 
 
+class ToolsStmt(Node):
+    """`tools T1, T2, ...` (v2): the declared tools offered to a case (a setting)."""
+
+    kind: Literal["tools_stmt"] = "tools_stmt"
+    tools: tuple[ToolRef, ...]
+
+
 SettingStmt = Union[
     TagsStmt, RepeatStmt, PassRateStmt, TimeoutStmt, SystemStmt, ModeStmt,
-    MaxTurnsStmt, SkipStmt, XfailStmt, UserTurnsStmt,
+    MaxTurnsStmt, SkipStmt, XfailStmt, UserTurnsStmt, ToolsStmt,
 ]
 HeadStmt = Annotated[
     Union[SettingStmt, SuiteStmt, DescriptionStmt, UseStmt, ExpectStmt, WorldStmt],

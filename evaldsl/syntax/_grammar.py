@@ -51,6 +51,10 @@ class NestingTooDeep(UnexpectedInput):
 
 _BLANK_LINES = re.compile(r"(?:[ \t\f\r]*(?:#[^\n]*)?\n)*")
 _CONT_WORD = re.compile(r"[ \t\f\r]*(?:then|and|or|else)(?![A-Za-z0-9_.\-])")
+_OBJECT_NEXT = re.compile(r"(?:\s*(?:not(?![A-Za-z0-9_.\-])|\())*\s*(?:[<{]|only\s*[<{(])")
+"""What follows an `or` / `and` of object patterns (v2): `<`, `{` or `only <`, past any `not` and `(`.
+No predicate starts so, so such an `or` joins patterns (after `with`), never predicates."""
+_PATTERN_OPS = {"OR": "_POR", "AND": "_PAND"}
 
 
 class Continuations:
@@ -131,6 +135,8 @@ class LineJoiner:
                 self.depth = max(0, self.depth - 1)
                 if self.open:
                     self.open.pop()
+            elif kind in _PATTERN_OPS and _OBJECT_NEXT.match(self.continuations.text, tok.end_pos):
+                tok.type = _PATTERN_OPS[kind]  # an `or` of object patterns (see the grammar's v2 block)
             nots = nots + 1 if kind == "NOT" else 0
             if nots > MAX_DEPTH:
                 raise NestingTooDeep(tok)

@@ -42,7 +42,7 @@ from ._unparse import _PAREN_LEVEL, _Unparser, name, render
 
 BODY_INDENT = 2
 BRACKETS = (a.ObjectPattern, a.ObjectValue, a.ArrayPattern, a.ArrayValue, a.OneOfPattern,
-            a.OneOfType, a.CustomPredicate)
+            a.OneOfType, a.CustomPredicate, a.CalledAnyOrder, a.CallsAreAnyOrder)
 _COMMENT = re.compile(r"#[^\n]*")
 _WIDTH_STAGES = (("then", "else"), ("or",), ("and",))
 
@@ -109,14 +109,15 @@ def segments(stmt: Any) -> list[Seg]:
 
 def _sequence(stmt: Any) -> list[Seg]:
     """An answer sequence (v2) cut before each `then`, as a call chain is: the line up to its
-    first answer, then each later step (its verb only where it changes, as `unparse` writes it)."""
+    first answer, then each later step (its verb left out only for a `returns` after a `returns`,
+    as `unparse` writes it)."""
     span = stmt.span
     if span is not None and stmt.text.span is not None:
         span = a.span(span.file, span.line, span.column, stmt.text.span.end_line, stmt.text.span.end_column)
     out = [Seg("", a.replaced(stmt, then=(), span=span))]
     action = stmt.action
     for step in stmt.then:
-        verb = "" if step.action == action else step.action + " "
+        verb = "" if step.action == action == "returns" else step.action + " "
         out.append(Seg("then " + verb, step.text, "then"))
         action = step.action
     return out
@@ -146,7 +147,13 @@ def _chain(node: Any, kind: str) -> list[Seg]:
         if count is not None:
             out[-1].suffix = " " + render(count)
         return out
+    if isinstance(node, _WITH_OR) and isinstance(node.args, a.PatternOr) and getattr(node, "count", None) is None:
+        first, *rest = node.args.patterns  # v2: `called T with <a: 1>` / `or <b: 2>`, a line each when wide
+        return [Seg(word, a.replaced(node, args=first), kind)] + [Seg("or ", part, "or") for part in rest]
     return [Seg(word, node, kind)]
+
+
+_WITH_OR = (a.Called, a.FirstCall, a.LastCall, a.EveryCall)
 
 
 def _is_chain(node: Any) -> bool:
@@ -163,6 +170,8 @@ def _children(node: Any) -> tuple[Any, ...]:
         return node.items
     if isinstance(node, (a.OneOfPattern, a.OneOfType)):
         return node.values
+    if isinstance(node, (a.CalledAnyOrder, a.CallsAreAnyOrder)):  # v2: a step list, one step a line
+        return node.steps
     return node.args  # CustomPredicate
 
 
@@ -173,6 +182,10 @@ def _ends(node: Any) -> tuple[str, str]:
         return "one of [", "]"
     if isinstance(node, a.CustomPredicate):
         return name(node.name) + "(", ")"
+    if isinstance(node, a.CalledAnyOrder):
+        return "called [", "] in any order" + ("" if node.count is None else " " + render(node.count))
+    if isinstance(node, a.CallsAreAnyOrder):
+        return "calls are [", "] in any order"
     return "[", "]"
 
 

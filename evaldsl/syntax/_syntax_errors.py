@@ -22,6 +22,7 @@ from ._grammar import MAX_DEPTH, OPENERS, Continuations, LineJoiner, NestingTooD
 _PREDICATE_WORDS = (
     "called", "calls", "only", "first", "last", "every", "no", "not", "final",
     "tokens", "duration", "judge",
+    "world",  # v2: `expect world PATTERN`
 )
 _TERMINAL_WORDS = {
     "NAME": "a name", "STRING": "a string", "NUMBER": "a number",
@@ -265,8 +266,13 @@ def _clip(s: str, limit: int = 40) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
+_PATTERN_WORDS = {"_POR": "or", "_PAND": "and"}
+"""The postlexer's `or` / `and` of object patterns (v2), as the words a user writes."""
+
+
 def _expected_words(expected: set[str], keywords: dict[str, str]) -> tuple[list[str], str]:
-    words = sorted({keywords[t] for t in expected if t in keywords})
+    words = sorted({keywords[t] for t in expected if t in keywords} | {_PATTERN_WORDS[t] for t in expected
+                                                                        if t in _PATTERN_WORDS})
     others = [_TERMINAL_WORDS[t] for t in sorted(expected) if t in _TERMINAL_WORDS and t != "_NL"]
     if "_NL" in expected:
         others.append(_TERMINAL_WORDS["_NL"])

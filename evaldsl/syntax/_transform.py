@@ -155,6 +155,50 @@ class ToAst(RuleMethods):
     def args(self, meta: Any, c: list) -> Any:
         return self.token_value(c[0])
 
+    # ---- v2: precise matching -------------------------------------------------
+    def call_args(self, meta: Any, c: list) -> Any:
+        """`with P or Q ...`: the patterns after `with`, an `or` of them when there are several."""
+        if len(c) == 1:
+            return c[0]
+        return self._node(a.PatternOr, meta, patterns=tuple(c))
+
+    def call_and(self, meta: Any, c: list) -> Any:
+        if len(c) == 1:
+            return self.token_value(c[0])
+        return self._node(a.PatternAnd, meta, patterns=tuple(self.token_value(x) for x in c))
+
+    def only_pattern(self, meta: Any, c: list) -> a.OnlyPattern:
+        inner = c[0]
+        if not isinstance(inner, a.Node) or isinstance(inner, (a.String, a.Word, a.Number, a.Constant)):
+            inner = a.make(a.EqualsPattern, span=getattr(inner, "span", None), value=self.token_value(inner))
+        return self._node(a.OnlyPattern, meta, pattern=inner)
+
+    def only_word(self, meta: Any, c: list) -> a.Word:
+        """`only` where a value stands, not before an object pattern: the word "only", as in version 1."""
+        return self._node(a.Word, meta, value="only")
+
+    def loosely_pattern(self, meta: Any, c: list) -> a.LooselyPattern:
+        return self._node(a.LooselyPattern, meta, value=self.token_value(c[0]))
+
+    def step_list(self, meta: Any, c: list) -> tuple:
+        return tuple(x for x in c if x is not None)
+
+    def called_any_order(self, meta: Any, c: list) -> a.CalledAnyOrder:
+        return self._node(a.CalledAnyOrder, meta, steps=c[0], count=c[1])
+
+    def calls_are_any_order(self, meta: Any, c: list) -> a.CallsAreAnyOrder:
+        return self._node(a.CallsAreAnyOrder, meta, steps=c[0])
+
+    def valid_arguments(self, meta: Any, c: list) -> a.ValidArguments:
+        return self._node(a.ValidArguments, meta)
+
+    def valid_predicate(self, meta: Any, c: list) -> a.CustomPredicate:
+        """A v1 custom predicate named `valid`: `valid(...)` still calls it."""
+        return self.custom_predicate(meta, ["valid", *c])  # type: ignore[attr-defined]
+
+    def tools_stmt(self, meta: Any, c: list) -> a.ToolsStmt:
+        return self._node(a.ToolsStmt, meta, tools=tuple(c))
+
     # ---- values -------------------------------------------------------------
     def array_value(self, meta: Any, c: list) -> a.ArrayValue:
         return self._node(a.ArrayValue, meta, items=tuple(x for x in c if x is not None))
@@ -215,7 +259,7 @@ class ToAst(RuleMethods):
         return self._node(a.MatchesPattern, meta, regex=self._regex(c[0]))
 
     def one_of_pattern(self, meta: Any, c: list) -> a.OneOfPattern:
-        return self._node(a.OneOfPattern, meta, values=tuple(x for x in c if x is not None))
+        return self._node(a.OneOfPattern, meta, values=tuple(self.token_value(x) for x in c if x is not None))
 
     def compare_pattern(self, meta: Any, c: list) -> a.ComparePattern:
         return self._node(a.ComparePattern, meta, op=c[0], value=c[1])

@@ -10,12 +10,12 @@ language, or has other characters).
 
 Parentheses: expressions get the fewest parentheses that re-parse to the
 same tree (`not` binds tighter than `and`, `and` tighter than `or`; a nested
-`and` inside `and` keeps its parentheses, so the tree shape survives). The
-grammar has no parentheses for argument patterns, so a tree the parser can
-never build, such as `PatternOr` under `PatternAnd`, `PatternAnd` under
-`contains` or `not`, is rendered without them and does not round-trip; the
-same holds for a `Word` whose text is a keyword, or `ExamplesStmt` rows
-(a table is several lines: see the formatter).
+`and` inside `and` keeps its parentheses, so the tree shape survives). Argument
+patterns (v2) get them the same way (`not ("a" or "b")`); after `with`, an
+`or` / `and` of object patterns stands bare (`with <a: 1> or <b: 2>`) and
+any other pattern in parentheses. A tree the parser can never build (a
+`Word` whose text is a keyword) does not round-trip, nor do `ExamplesStmt`
+rows (a table is several lines: see the formatter).
 
 Strings are JSON strings with non-ASCII text kept as it is, except the
 characters that some tool on the way might take for a line break or that
@@ -46,9 +46,11 @@ KEYWORDS = frozenset({
     "prompt", "rate", "repeat", "returns", "setup", "simulated", "skip", "starts", "suite", "system",
     "tags", "text", "then", "timeout", "times", "tokens", "tool", "true", "turns", "twice",
     "use", "user", "when", "with", "within", "world", "xfail",
+    "arguments", "in", "loosely", "order", "tools", "valid",
 })
 """Every quoted word of grammar/evl.lark (a test keeps the two in step)."""
-QUOTED_WORDS = KEYWORDS - {"given", "simulated", "user", "world"}
+QUOTED_WORDS = KEYWORDS - {"given", "simulated", "user", "world", "arguments", "in", "loosely", "order",
+                           "tools", "valid"}
 """The keywords a name is quoted for. Version 2's words start a statement (or, `world`, a
 predicate, where `world(` still calls a custom predicate) and never stand where a name or a
 value does, so a version 1 file's tool, key or word `user` keeps its bare spelling in `fmt`."""
@@ -280,16 +282,66 @@ _on(a.ObjectPattern)(lambda un, n: f"<{un.join(n.entries)}>")
 _on(a.ArrayPattern)(lambda un, n: f"[{un.join(n.items)}]")
 _on(a.AnyPattern)(lambda un, n: "any")
 _on(a.AbsentPattern)(lambda un, n: "absent")
-_on(a.ContainsPattern)(lambda un, n: "contains " + un(n.pattern))
+_on(a.ContainsPattern)(lambda un, n: "contains " + _pattern_operand(un, n.pattern, 2))
 _on(a.StartsWithPattern)(lambda un, n: f"starts with {un(n.text)}{_case(n.ignore_case)}")
 _on(a.EndsWithPattern)(lambda un, n: f"ends with {un(n.text)}{_case(n.ignore_case)}")
 _on(a.MatchesPattern)(lambda un, n: "matches " + un(n.regex))
 _on(a.OneOfPattern, a.OneOfType)(lambda un, n: f"one of [{un.join(n.values)}]")
 _on(a.ComparePattern)(lambda un, n: f"{n.op} {un(n.value)}")
 _on(a.BetweenPattern)(lambda un, n: f"between {un(n.low)} and {un(n.high)}")
-_on(a.PatternNegation)(lambda un, n: "not " + un(n.pattern))
-_on(a.PatternAnd)(lambda un, n: un.join(n.patterns, " and "))
-_on(a.PatternOr)(lambda un, n: un.join(n.patterns, " or "))
+_on(a.PatternNegation)(lambda un, n: "not " + _pattern_operand(un, n.pattern, 2))
+_on(a.PatternAnd)(lambda un, n: " and ".join(_pattern_operand(un, x, 2) for x in n.patterns))
+_on(a.PatternOr)(lambda un, n: " or ".join(_pattern_operand(un, x, 1) for x in n.patterns))
+
+# v2: precise matching
+_on(a.LooselyPattern)(lambda un, n: un(n.value) + " loosely")
+_ONLY_ATOMS = (a.ObjectPattern, a.ArrayPattern, a.AnyPattern)
+
+
+@_on(a.OnlyPattern)
+def _only(un: _Unparser, n: a.OnlyPattern) -> str:
+    inner = n.pattern
+    plain = isinstance(inner, _ONLY_ATOMS) or (
+        isinstance(inner, a.EqualsPattern) and not inner.ignore_case
+        and isinstance(inner.value, (a.String, a.Word, a.Number, a.Constant)))
+    return "only " + (un(inner) if plain else f"({un(inner)})")
+
+
+def _pattern_operand(un: _Unparser, node: Any, level: int) -> str:
+    """A pattern as an operand of `or` (level 1), `and` (2), `not`, `contains`, `final json` (2):
+    parenthesized (v2) when it binds as loosely as the operator or more."""
+    text = un(node)
+    return f"({text})" if _PATTERN_LEVEL.get(type(node), 9) <= level else text
+
+
+_PATTERN_LEVEL: dict[type, int] = {a.PatternOr: 1, a.PatternAnd: 2}
+_ARGS_ATOMS = (a.ObjectPattern, a.OnlyPattern, a.Placeholder)
+
+
+def call_args(un: _Unparser, node: Any) -> str:
+    """A call's arguments after `with` (v2): an `or` / `and` of object patterns needs no parentheses."""
+    if isinstance(node, a.PatternOr):
+        return " or ".join(_args_and(un, x) for x in node.patterns)
+    return _args_and(un, node)
+
+
+def _args_and(un: _Unparser, node: Any) -> str:
+    if isinstance(node, a.PatternAnd):
+        return " and ".join(_args_atom(un, x) for x in node.patterns)
+    return _args_atom(un, node)
+
+
+def _args_atom(un: _Unparser, node: Any) -> str:
+    """One operand after `with`: an object pattern, `only <...>`, `not` one, or anything in parentheses."""
+    if isinstance(node, _ARGS_ATOMS):
+        return un(node)
+    if isinstance(node, a.PatternNegation):
+        return "not " + _args_atom(un, node.pattern)
+    return f"({un(node)})"
+
+
+def _with(un: _Unparser, node: Any) -> str:
+    return "" if node is None else " with " + call_args(un, node)
 
 
 # ------------------------------------------------------------ predicates --
@@ -308,17 +360,20 @@ def _count(un: _Unparser, n: a.Count) -> str:
 
 @_on(a.Step)
 def _step(un: _Unparser, n: a.Step) -> str:
-    return ("any tool" if n.tool is None else un(n.tool)) + un.opt(" with ", n.args)
+    return ("any tool" if n.tool is None else un(n.tool)) + _with(un, n.args)
 
 
-_on(a.Called)(lambda un, n: f"called {un(n.tool)}{un.opt(' with ', n.args)}{un.opt(' ', n.count)}")
+_on(a.Called)(lambda un, n: f"called {un(n.tool)}{_with(un, n.args)}{un.opt(' ', n.count)}")
 _on(a.CalledAny)(lambda un, n: "called any tool" + un.opt(" ", n.count))
 _on(a.CalledSequence)(lambda un, n: f"called {un.join(n.steps, ' then ')}{un.opt(' ', n.count)}")
 _on(a.CallsAre)(lambda un, n: "calls are " + un.join(n.steps, " then "))
 _on(a.OnlyCalled)(lambda un, n: "only called " + un.join(n.tools))
-_on(a.FirstCall)(lambda un, n: f"first call {un(n.tool)}{un.opt(' with ', n.args)}")
-_on(a.LastCall)(lambda un, n: f"last call {un(n.tool)}{un.opt(' with ', n.args)}")
-_on(a.EveryCall)(lambda un, n: f"every call {un(n.tool)} with {un(n.args)}")
+_on(a.FirstCall)(lambda un, n: f"first call {un(n.tool)}{_with(un, n.args)}")
+_on(a.LastCall)(lambda un, n: f"last call {un(n.tool)}{_with(un, n.args)}")
+_on(a.EveryCall)(lambda un, n: f"every call {un(n.tool)}{_with(un, n.args)}")
+_on(a.CalledAnyOrder)(lambda un, n: f"called [{un.join(n.steps)}] in any order{un.opt(' ', n.count)}")
+_on(a.CallsAreAnyOrder)(lambda un, n: f"calls are [{un.join(n.steps)}] in any order")
+_on(a.ValidArguments)(lambda un, n: "valid arguments")
 _on(a.NoToolCalls)(lambda un, n: "no tool calls")
 _on(a.NoError)(lambda un, n: "no error")
 _on(a.TextContains)(lambda un, n: f"final text contains {un(n.text)}{_case(n.ignore_case)}")
@@ -330,7 +385,7 @@ _on(a.TextMatches)(lambda un, n: "final text matches " + un(n.regex))
 _on(a.NumberIs)(lambda un, n: f"final number is {un(n.value)}{un.opt(' within ', n.within)}")
 _on(a.NumberCompare)(lambda un, n: f"final number {n.op} {un(n.value)}")
 _on(a.NumberBetween)(lambda un, n: f"final number between {un(n.low)} and {un(n.high)}")
-_on(a.FinalJson)(lambda un, n: "final json " + un(n.pattern))
+_on(a.FinalJson)(lambda un, n: "final json " + _pattern_operand(un, n.pattern, 2))
 _on(a.TokensAtMost)(lambda un, n: "tokens at most " + un(n.limit))
 _on(a.DurationAtMost)(lambda un, n: "duration at most " + un(n.limit))
 _on(a.Judge)(lambda un, n: f"judge {un(n.rubric)}{un.opt(' at least ', n.threshold)}")
@@ -373,28 +428,33 @@ _on(a.ExamplesStmt)(lambda un, n: "examples" + un.opt(" from ", n.source))
 _on(a.SimpleType)(lambda un, n: n.name)
 _on(a.ArrayType)(lambda un, n: "array" + un.opt(" of ", n.of))
 _on(a.ToolStmt, a.Tool)(lambda un, n: f"tool {un(n.name)}{un.opt(' ', n.description)}")
-_on(a.WhenStmt)(lambda un, n: f"when {un(n.args)} {n.action} {un(n.text)}{_then(un, n)}")
+_on(a.WhenStmt)(lambda un, n: f"when {call_args(un, n.args)} {n.action} {un(n.text)}{_then(un, n)}")
 _on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}{_then(un, n)}")
 
 # v2: conversations, tool answers, worlds
-_on(a.WorldState)(lambda un, n: "world " + un(n.pattern))
+_on(a.WorldState)(lambda un, n: "world " + _pattern_operand(un, n.pattern, 2))
 _on(a.UserStmt)(lambda un, n: "user " + un(n.text))
 _on(a.SimulatedUserStmt)(lambda un, n: "simulated user " + un(n.text))
 _on(a.UserTurnsStmt)(lambda un, n: "user turns " + un(n.count))
+_on(a.ToolsStmt)(lambda un, n: "tools " + un.join(n.tools))
 _on(a.WorldStmt)(lambda un, n: "world " + un(n.path))
 _on(a.AnswerStep)(lambda un, n: f"then {n.action} {un(n.text)}")
 
 
 @_on(a.GivenStmt)
 def _given(un: _Unparser, n: a.GivenStmt) -> str:
-    return f"given {un(n.tool)}{un.opt(' with ', n.args)} {n.action} {un(n.text)}{_then(un, n)}"
+    given_args = _with(un, n.args)
+    return f"given {un(n.tool)}{given_args} {n.action} {un(n.text)}{_then(un, n)}"
 
 
 def _then(un: _Unparser, n: Any) -> str:
-    """A sequence's later steps; a step's verb only where it differs from the step's before."""
+    """A sequence's later steps. A step without a verb takes the verb of the step before; the
+    canonical text leaves out only a `returns` after a `returns`, so every failing step reads
+    `fails` (`fails "down" then fails "still down"`, never `fails "down" then "still down"`)."""
     out, action = [], n.action
     for step in n.then:
-        out.append(f" then {un(step.text)}" if step.action == action else f" then {step.action} {un(step.text)}")
+        quiet = step.action == action == "returns"
+        out.append(f" then {un(step.text)}" if quiet else f" then {step.action} {un(step.text)}")
         action = step.action
     return "".join(out)
 

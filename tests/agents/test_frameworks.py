@@ -158,3 +158,45 @@ def test_a_pydantic_ai_agent_is_an_agent_and_the_case_answers_its_tools(tmp_path
     assert [(c["name"], c["args"], c["result"]) for c in run["tool_calls"]] == [
         ("calculator", {"op": "add", "a": 2, "b": 3}, "5")]  # the case's canned answer, not the agent's own
     assert run["final_text"] == "2 + 3 = 5" and run["tokens"] == 30
+
+
+TWO_TURNS = DECLARED.replace('''case "adds"
+  prompt "what is 2 + 3?"
+  expect called calculator with <op: "add", a: 2, b: 3>
+  expect final text contains "5"''', '''case "adds, then remembers"
+  user "what is 2 + 3?"
+    expect called calculator with <op: "add", a: 2, b: 3>
+    expect final text contains "5"
+  user "and what did I ask?"
+    expect no tool calls
+    expect final text contains "you asked what is 2 + 3"''')
+
+
+@pytest.mark.parametrize(("module", "source"), [("langgraph", GRAPH), ("agents", OPENAI_AGENT),
+                                                ("pydantic_ai", PYDANTIC_AI_AGENT)])
+def test_a_framework_agent_holds_a_conversation_turn_by_turn(
+    tmp_path: Path, openai_server: Any, module: str, source: str
+) -> None:
+    pytest.importorskip(module)
+    first = tool_then_text("calculator", {"op": "add", "a": 2, "b": 3}, "2 + 3 = 5")
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        texts = [m.get("content") for m in request["messages"] if m.get("role") == "user"]
+        if texts and texts[-1] == "and what did I ask?":  # the second turn: the first is in the history
+            from servers._script import text
+
+            return text("you asked what is 2 + 3" if "what is 2 + 3?" in texts[:-1] else "I do not know")
+        return first(request, index)
+
+    (tmp_path / "framework_agent.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    (tmp_path / "g.evl").write_text(textwrap.dedent(TWO_TURNS if module != "langgraph" else TWO_TURNS.split(
+        "tool calculator")[0] + TWO_TURNS[TWO_TURNS.index('case "adds'):]), encoding="utf-8")
+    openai_server.reply = script
+    env = {**os.environ, "NO_COLOR": "1", "MODEL_URL": openai_server.base_url, "OPENAI_AGENTS_DISABLE_TRACING": "1",
+           "OPENAI_API_KEY": "dummy-key"}
+    spec = "framework_agent:graph" if module == "langgraph" else "framework_agent:agent"
+    proc = subprocess.run([sys.executable, "-m", "evaldsl", "run", "g.evl", "--agent", spec, "--json", "out.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    turns = json.loads((tmp_path / "out.json").read_text())["cases"][0]["runs"][0]["conversation"]["turns"]
+    assert [[c["name"] for c in t["artifacts"]["tool_calls"]] for t in turns] == [["calculator"], []]

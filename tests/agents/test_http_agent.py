@@ -52,14 +52,16 @@ def test_each_turn_is_posted_with_one_run_id_and_the_reply_read() -> None:
     async def body(url: str) -> Any:
         agent = HttpAgent(url, tools_url="http://127.0.0.1:1/mcp")
         try:
-            await agent.run("one", ctx(conversation_id="c"))
-            return await agent.run("two", ctx(conversation_id="c", last_turn=True))
+            first = await agent.run("one", ctx(conversation_id="c"))
+            return first, await agent.run("two", ctx(conversation_id="c", last_turn=True))
         finally:
             await agent.aclose()
 
-    out = _with_server(handler, body)
-    assert out.error is None and out.final_text == "turn 2" and out.tokens == 6
-    assert [c.args for c in out.tool_calls] == [{"t": 1}, {"t": 2}]
+    first, out = _with_server(handler, body)
+    # each turn reports its own calls and tokens (the runner keeps the conversation)
+    assert first.final_text == "turn 1" and [c.args for c in first.tool_calls] == [{"t": 1}]
+    assert out.error is None and out.final_text == "turn 2" and out.tokens == 3
+    assert [c.args for c in out.tool_calls] == [{"t": 2}]
     assert seen[0]["run_id"] == seen[1]["run_id"] and seen[0]["type"] == "user"
     assert seen[1]["messages"] == [{"role": "user", "content": "one"}, {"role": "assistant", "content": "turn 1"},
                                    {"role": "user", "content": "two"}]

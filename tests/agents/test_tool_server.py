@@ -65,3 +65,76 @@ def test_a_command_agent_calls_declared_tools_over_mcp(tmp_path: Path) -> None:
     assert [(c["name"], c["result"]) for c in run["tool_calls"]] == [
         ("calculator", "5"), ("calculater", said["missing"][1])]
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+WORLD = '''
+class Shop:
+    def __init__(self, setup=None):
+        self.orders = {o["id"]: o["status"] for o in (setup or {}).get("orders", [])}
+
+    async def refund_order(self, id: int) -> str:
+        """Refund an order."""
+        self.orders[id] = "refunded"
+        return f"order {id} refunded"
+
+    def lookup_order(self, id: int) -> dict:
+        """Look an order up."""
+        return {"id": id, "status": self.orders[id]}
+
+    def state(self):
+        return {"orders": self.orders}
+'''
+
+WORLD_SUITE = '''
+suite "A world over MCP"
+world "shop.py:Shop"
+
+case "two turns"
+  setup <orders: [<id: 42, status: delivered>]>
+  given lookup_order returns "busy" then "still busy"
+  user "look it up"
+    expect called lookup_order
+  user "refund it"
+    expect called refund_order with <id: 42>
+    expect world <orders: <"42": refunded>>
+'''
+
+WORLD_AGENT = '''
+import asyncio, json, os, sys
+from mcp import Client
+
+async def main():
+    for raw in sys.stdin:
+        turn = json.loads(raw)["turn"]
+        async with Client(os.environ["EVALDSL_TOOLS_URL"]) as client:
+            if turn == 1:
+                first = await client.call_tool("lookup_order", {"id": 42})
+                second = await client.call_tool("lookup_order", {"id": 42})
+                said = [first.content[0].text, second.content[0].text]
+            else:
+                done = await client.call_tool("refund_order", {"id": 42})
+                said = [done.content[0].text]
+        print(json.dumps({"type": "reply", "content": json.dumps(said)}), flush=True)
+
+asyncio.run(main())
+'''
+
+
+def test_the_tool_server_answers_from_the_runs_answerer_given_sequences_and_world_methods(tmp_path: Path) -> None:
+    (tmp_path / "shop.py").write_text(textwrap.dedent(WORLD), encoding="utf-8")
+    (tmp_path / "shop.evl").write_text(textwrap.dedent(WORLD_SUITE), encoding="utf-8")
+    (tmp_path / "agent.py").write_text(textwrap.dedent(WORLD_AGENT), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "evaldsl", "run", "shop.evl", "--json", "out.json",
+         "--agent-cmd", f"{shlex.quote(sys.executable)} agent.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"},
+    )
+    run = json.loads((tmp_path / "out.json").read_text())["cases"][0]["runs"][0]
+    turns = run["conversation"]["turns"]
+    assert json.loads(turns[0]["artifacts"]["final_text"]) == ["busy", "still busy"]  # `given`, in sequence
+    assert json.loads(turns[1]["artifacts"]["final_text"]) == ["order 42 refunded"]  # the async world method
+    assert turns[1]["world_state"] == {"orders": {"42": "refunded"}}
+    # each turn's calls are those the tool server saw during it
+    assert [[c["name"] for c in t["artifacts"]["tool_calls"]] for t in turns] == [
+        ["lookup_order", "lookup_order"], ["refund_order"]]
+    assert proc.returncode == 0, proc.stdout + proc.stderr

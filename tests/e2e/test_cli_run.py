@@ -126,7 +126,7 @@ def test_passing_run_exits_0_and_writes_the_record(work: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "1 passed" in proc.stdout and "PASSED  ok.evl::passes" in proc.stderr
     data = record(work / "out" / "r.json")
-    assert data["schema_version"] == 2 and data["meta"]["complete"] is True
+    assert data["schema_version"] == 3 and data["meta"]["complete"] is True
     assert data["meta"]["agent"] == "agent" and data["meta"]["backend"] == "agent"
     assert data["meta"]["command"].startswith("evaldsl run ok.evl --agent e2e_agent:agent")
     assert data["summary"]["tokens_total"] == 5

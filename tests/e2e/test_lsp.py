@@ -183,6 +183,14 @@ def test_a_half_typed_file_keeps_the_server_answering(lsp: Session, project: Pat
     ("  prompt \"in {{ ", {"city", "temp"}),
     ("  ", {"prompt", "expect", "examples", "repeat", "case"}),
     ("  mode ", {"agent", "single-turn"}),
+    # v2: precise matching
+    ("  tools ", {"get_weather", "send_email"}),
+    ("  tools send_email, ", {"get_weather", "send_email"}),
+    ("  expect called [", {"get_weather", "send_email", "any tool"}),
+    ("  expect called [send_email, ", {"get_weather", "send_email", "any tool"}),
+    ("  expect called [send_email, get_weather] ", {"in any order"}),
+    ("  expect called send_email with ", {"only"}),
+    ("  expect ", {"valid arguments"}),
 ])
 def test_completion_by_context(lsp: Session, project: Path, line_text: str, expected: set[str]) -> None:
     text = SUITE.replace("  expect caled send_email\n", line_text + "\n")
@@ -226,6 +234,18 @@ def test_hover_explains_predicates_and_shows_tool_declarations(lsp: Session, pro
         text_document=doc(uri), position=pos(line, lines[line].index("get_weather") + 3)))
     assert 'tool get_weather "Current weather for a city"' in on_tool.contents.value
     assert "param city: string" in on_tool.contents.value and "lib.evl" in on_tool.contents.value
+
+
+def test_hover_explains_the_precise_matching_words(lsp: Session, project: Path) -> None:
+    text = SUITE.replace("  expect caled send_email\n",
+                         '  expect called get_weather with only <city: "Paris" loosely> or <c: absent or 1>\n')
+    uri = lsp.open(project / "suite.evl", text)
+    lines = text.split("\n")
+    line = next(i for i, t in enumerate(lines) if "loosely" in t)
+    for word, meant in (("loosely", "casefolded"), ("only", "no key besides"), ("absent", "optional parameter")):
+        hover = lsp.request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(
+            text_document=doc(uri), position=pos(line, lines[line].index(word) + 1)))
+        assert meant in hover.contents.value, word
 
 
 def test_go_to_definition_through_use(lsp: Session, project: Path) -> None:
@@ -414,3 +434,18 @@ def test_a_root_keeps_the_server_from_reading_outside_it(tmp_path: Path) -> None
         assert "hidden" in {i.label for i in columns.items}
     finally:
         unconfined.close()
+
+
+def test_document_symbols_show_a_conversations_turns_under_its_case(lsp: Session, project: Path) -> None:
+    text = ('case "refund"\n  expect no error\n  user "I want a refund"\n    expect no tool calls\n'
+            '  user "Yes"\n  simulated user """\n    You are Mia.\n    """\n\ncase "plain"\n  prompt "p"\n'
+            '  expect no error\n')
+    uri = lsp.open(project / "conversation.evl", text)
+    assert lsp.wait_diagnostics(uri) == []
+    (suite,) = lsp.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(text_document=doc(uri)))
+    refund, plain = suite.children
+    assert [(t.name, t.detail, t.range.start.line) for t in refund.children] == [
+        ('turn 1: I want a refund', "user", 2), ("turn 2: Yes", "user", 4),
+        ("simulated user: You are Mia.", "simulated user", 5)]
+    assert refund.range.end.line == 7  # the case's range holds its turns (the long string's end too)
+    assert not plain.children

@@ -263,3 +263,44 @@ async def agent(prompt):
     pytester.makefile(".evl", s=cases)
     result = pytester.runpytest("--evl-agent", "loop_agent:agent", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4)
+
+
+TALK_AGENT = '''
+from evaldsl import RunArtifacts
+
+def agent(message, ctx):
+    return RunArtifacts(final_text=f"turn {ctx.turn} of {len(ctx.messages)} message(s): {message}")
+
+def prompt_only(prompt):
+    return RunArtifacts(final_text="hi")
+'''
+
+TALK = '''case "talks"
+  user "hello"
+    expect final text contains "turn 1 of 1"
+  user "again"
+    expect final text contains "turn 2 of 3"
+    expect final text contains "never"
+case "simulated"
+  simulated user "You want to say hello."
+  expect no error
+'''
+
+
+def test_conversation_cases_run_as_items_and_name_their_turn(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(talk_agent=TALK_AGENT)
+    pytester.makefile(".evl", talk=TALK.split('case "simulated"')[0])
+    result = pytester.runpytest("--evl-agent", "talk_agent:agent")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(['*talk.evl:6, turn 2 "again": expect final text contains "never"*'])
+
+
+def test_a_conversation_the_agent_cannot_play_is_a_usage_error_before_any_case(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(talk_agent=TALK_AGENT)
+    pytester.makefile(".evl", talk=TALK)
+    result = pytester.runpytest("--evl-agent", "talk_agent:prompt_only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*case 'talks' is a conversation, but the agent takes a single prompt*"])
+    result = pytester.runpytest("--evl-agent", "talk_agent:agent")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*case 'simulated' has a `simulated user`*--evl-user-model*"])

@@ -408,3 +408,33 @@ def test_odd_transcripts_skips_and_empty_answers_draw_without_errors(browser: An
         assert opened.errors == []
     finally:
         opened.page.close()
+
+
+def test_a_conversation_shows_as_turns_each_with_its_calls_reply_state_and_expectations(
+        browser: Any, tmp_path: Path) -> None:
+    suite = compile('suite "Talk"\n\ncase "two turns"\n  expect final text contains "bye"\n'
+                    '  user "hello"\n    expect called greet\n'
+                    '  user "and <b>now</b>?"\n    expect final text contains "never"\n', "talk.evl")
+
+    def agent(message: str, ctx: Any) -> RunArtifacts:
+        if ctx.turn == 1:
+            return RunArtifacts(tool_calls=[ToolCall(name="greet", args={"who": "you"}, result="hi")],
+                                final_text="hi there")
+        return RunArtifacts(final_text="bye " + XSS_SCRIPT)
+
+    record = run_suite(agent, suite)
+    path = tmp_path / "talk.html"
+    write_html(path, render_html([("talk.json", record)]))
+    opened = Page(browser, path)
+    try:
+        opened.page.locator("button.case", has_text="two turns").click()
+        text = opened.page.inner_text("tr.detail >> nth=0")
+        assert "Conversation: 2 turn(s); every scripted message was answered" in text
+        first, second = text.upper().index("TURN 1"), text.upper().index("TURN 2")  # role lines are upper-cased
+        assert first < text.index("hello", first) < text.index("greet", first) < text.index("hi there", first) < second
+        assert second < text.index("and <b>now</b>?") < text.index("bye " + XSS_SCRIPT)
+        assert "Expectations of turn 2" in text and 'final text contains "never"' in text
+        assert text.index("Expectations of the whole conversation") > second
+        assert opened.errors == [] and opened.dialogs == []
+    finally:
+        opened.page.close()

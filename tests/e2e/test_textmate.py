@@ -103,7 +103,9 @@ case "adds {{a}}"
 def test_scopes_of_a_sample_match_the_snapshot(update_goldens: bool, tmp_path: Path) -> None:
     sample = tmp_path / "sample.evl"
     sample.write_text(SAMPLE, encoding="utf-8")
-    files = {"sample": sample, "tool_use": ROOT / "suites" / "baseline" / "tool_use.evl"}
+    files = {"sample": sample, "tool_use": ROOT / "suites" / "baseline" / "tool_use.evl",
+             "conversations": ROOT / "tests" / "golden" / "format" / "conversations.evl",  # v2 forms
+             "precise": ROOT / "tests" / "golden" / "format" / "precise.evl"}  # v2: precise matching
     tokens = tokenize(list(files.values()))
     for name, path in files.items():
         rendered = render(tokens[str(path)])

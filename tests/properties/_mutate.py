@@ -34,6 +34,9 @@ INSERTS = [
     "\\", "\n", "\r", "\r\n", "\t", " ", "\x00", "\x0b", "\x0c", "\x1c", "\x85", "\u2028",
     "\u2029", "\ufeff", "\ud800", "é", "\u0301", "\U0001f600", "\u200b", "then", "and", "else",
     "not", "with", "case", "expect", "examples", "| a |", "$x", "{{x}}", "1e999", "-0", "99999999999",
+    # v2: precise matching
+    "only", "only <", "loosely", "absent or", " or <k: 1>", " and <", "(", "in any order", "called [",
+    "calls are [", "valid arguments", "tools t, u", "\"s\" loosely",
 ]
 
 

@@ -29,11 +29,15 @@ ROOT = Path(__file__).resolve().parents[2]
 _PLAIN = build_parser(fast=False)
 _SAMPLES = [p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("suites/**/*.evl"))]
 _SAMPLES += [p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("tests/golden/**/*.evl"))[:20]]
+_SAMPLES += [p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("tests/golden/**/precise.evl"))]  # v2
 _PIECES = ['case "c"\n', '  prompt "p"\n', "  expect ", "called", "search", "then", "with", "final", "text", "json",
            "number", "is", "not", "and", "or", "else", "for", "(", ")", "<", ">", "[", "]", "{", "}", ",", ":",
            "contains", "any", "absent", "1", "-2.5", '"s"', "$x", "ignoring case", "once", "times", "\n", " ",
            "tool t", "param", "examples", "|", "suite", "tags", "\\", '"', "#c\n", "/a+/i", "30s", "True",
-           "no error", "at least", "between", "one of", "matches", "within", "starts with", "\t"]
+           "no error", "at least", "between", "one of", "matches", "within", "starts with", "\t",
+           # v2: precise matching
+           "only", "loosely", "in any order", "in", "order", "valid arguments", "valid", "arguments", "tools",
+           "absent or", "or <a: 1>", "and not <b: 2>", "only <k: 1>", "[t, u]", "(<a: 1>)"]
 
 texts = st.one_of(
     st.lists(st.sampled_from(_PIECES), max_size=40).map(" ".join),

@@ -231,6 +231,7 @@ def other_predicate(draw: st.DrawFn) -> Tokens:
         lambda: ["duration", "at", "most", pick(draw, DURATIONS)],
         lambda: flat("judge", draw(text()), pick(draw, [[], ["at", "least", "0.7"]])),
         lambda: flat(pick(draw, ["check", '"no"', "x.y"]), "(", commas(draw, entries()), ")"),
+        lambda: flat("world", draw(pattern_not(2))),  # v2
     ])
 
 
@@ -272,6 +273,7 @@ def setting(draw: st.DrawFn) -> Tokens:
         lambda: ["system", draw(text())],
         lambda: ["mode", pick(draw, ["agent", "single-turn"])],
         lambda: ["max", "turns", num()],
+        lambda: ["user", "turns", num()],  # v2
         lambda: flat("skip", reason()),
         lambda: flat("xfail", reason()),
     ])
@@ -283,6 +285,7 @@ def head_stmt(draw: st.DrawFn) -> Tokens:
         lambda: ["suite", draw(text())],
         lambda: ["description", draw(text())],
         lambda: ["use", draw(string())],
+        lambda: ["world", draw(string())],  # v2
         lambda: draw(setting()),
         lambda: draw(expectation()),
     ])
@@ -301,20 +304,34 @@ def case_block(draw: st.DrawFn) -> list[Tokens]:
     body = draw(st.lists(st.one_of(
         setting(), expectation(), expectation(),
         text().map(lambda t: ["prompt", t]), value().map(lambda v: ["setup", *v]),
+        text().map(lambda t: ["user", t]), text().map(lambda t: ["simulated", "user", t]), given_stmt(),  # v2
     ), max_size=4))
     ending = pick(draw, [[], draw(table()), [["examples", "from", draw(string())]]])
     return [["case", draw(text())], *body, *ending]
 
 
 @st.composite
+def answers(draw: st.DrawFn) -> Tokens:
+    """`returns|fails TEXT`, then (v2) a sequence's later steps, each verb optional."""
+    action = lambda: pick(draw, ["returns", "fails"])
+    steps = draw(st.lists(st.tuples(st.sampled_from([[], ["returns"], ["fails"]]), text()), max_size=2))
+    return flat(action(), draw(text()), *[flat("then", verb, t) for verb, t in steps])
+
+
+@st.composite
+def given_stmt(draw: st.DrawFn) -> Tokens:
+    """`given TOOL [with ARGS] returns/fails ...` (v2)."""
+    return flat("given", pick(draw, TOOLS), draw(with_args()), draw(answers()))
+
+
+@st.composite
 def tool_stmt(draw: st.DrawFn) -> Tokens:
     desc = lambda: pick(draw, [[], [draw(text())]])
     optional = lambda: pick(draw, [[], ["?"]])
-    action = lambda: pick(draw, ["returns", "fails"])
     return one_form(draw, [
         lambda: flat("param", pick(draw, KEYS), optional(), ":", pick(draw, TYPES), desc()),
-        lambda: flat("when", draw(args()), action(), draw(text())),
-        lambda: flat("otherwise", action(), draw(text())),
+        lambda: flat("when", draw(args()), draw(answers())),
+        lambda: flat("otherwise", draw(answers())),
     ])
 
 

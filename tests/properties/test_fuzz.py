@@ -46,6 +46,13 @@ def test_the_seeds_are_the_shipped_and_golden_suites() -> None:
     assert all(check_input(data) is None for _, data in seeds())
 
 
+def test_the_seeds_hold_the_precise_matching_forms() -> None:
+    text = b"\n".join(data for _, data in seeds())
+    for form in (b"only <", b"absent or", b"loosely", b"in any order", b"valid arguments", b"\ntools ",
+                 b"with <symbol: AAPL> or <ticker: AAPL>"):
+        assert form in text, form
+
+
 def test_mutants_are_reproducible_and_varied() -> None:
     first, again = list(mutants(7, 50)), list(mutants(7, 50))
     assert first == again

@@ -14,6 +14,7 @@ WORDS = ["case", "prompt", "expect", "called", "then", "with", "final", "text", 
          "not", "and", "or", "else", "for", "tool", "param", "when", "returns", "examples", "suite",
          "any", "absent", "contains", "within", "times", "once", "between", "at", "least", "json",
          "judge", "setup", "tags", "repeat", "use", "matches", "one", "of", "$x", "{{x}}"]
+WORDS += ["user", "simulated", "turns", "given", "fails", "otherwise", "world"]  # v2
 PIECES = WORDS + ['"s"', '"""\n a\n """', "<", ">", "[", "]", "{", "}", "(", ")", ",", ":", "|",
                   "\n", "\n  ", "  ", "\t", "#c\n", "1", "-2.5", "30s", "/a+/i", "?", "\\", '"', "\r\n"]
 

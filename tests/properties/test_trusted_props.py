@@ -45,6 +45,9 @@ def expectations(draw: Any) -> tuple[dict[str, Any], ExpectationResult]:
     credit = draw(credits)
     fields = {"label": draw(texts), "passed": draw(st.one_of(st.booleans(), st.just(credit > 0))),
               "credit": credit, "detail": draw(details), "file": draw(texts), "line": draw(lines)}
+    turn = draw(st.one_of(st.none(), st.integers(1, 5)))
+    if turn is not None:  # a conversation turn's result (absent: a whole run's, as validation leaves it)
+        fields["turn"] = turn
     return fields, _trusted.expectation(**fields)
 
 
@@ -96,14 +99,15 @@ def test_a_run_is_what_validation_makes(item: tuple[dict[str, Any], RunResult]) 
 @settings(max_examples=200, deadline=None)
 @given(runs=st.lists(runs(), max_size=3), status=st.sampled_from(STATUSES), rate=st.one_of(st.just(1.0), numbers),
        low=numbers, xfail=st.one_of(st.none(), texts), tags=st.lists(texts, max_size=2),
-       latency=st.one_of(st.none(), numbers), line=lines, name=texts)
+       latency=st.one_of(st.none(), numbers), line=lines, name=texts,
+       tools=st.one_of(st.none(), st.lists(texts, max_size=2)))
 def test_a_case_is_what_validation_makes(runs: list[tuple[dict[str, Any], RunResult]], status: str, rate: Any,
                                          low: Any, xfail: Any, tags: list[str], latency: Any, line: Any,
-                                         name: str) -> None:
+                                         name: str, tools: Any) -> None:
     fields: dict[str, Any] = {
         "suite": "s", "name": name, "file": "f.evl", "line": line, "prompt": "p", "status": status, "score": 0.5,
         "pass_rate": rate, "wilson_95": (low, 1.0), "required_pass_rate": rate, "repeat": 1, "latency_s": latency,
-        "tags": tags, "skip": None, "xfail": xfail, "runs": [r for _, r in runs],
+        "tags": tags, "skip": None, "xfail": xfail, "runs": [r for _, r in runs], "tools": tools,
     }
     built = _trusted.case_result(**fields)
     validated = CaseResult.model_validate({**fields, "wilson_95": {"low": low, "high": 1.0}})

@@ -400,6 +400,38 @@ DETAILS: list[tuple[str, tuple[tuple[str, Any], ...], dict[str, Any], str]] = [
         'closest: unit: expected one of ["celsius", "fahrenheit"], got "kelvin"',
     ),
     ("called t with <n: 2>", (("t", {"n": True}),), {}, "closest: n: expected 2, got true"),
+    # v2: precise matching
+    (
+        'called [search with <q: "paris">, search with <q: "rome">] in any order',
+        (("search", {"q": "paris"}), ("search", {"q": "lyon"})),
+        {},
+        'step 2 (search with <q: "rome">) found no call of its own; calls: search, search; '
+        'closest unmatched call: search({"q": "lyon"}): q: expected "rome", got "lyon"',
+    ),
+    (
+        "calls are [search, send_email] in any order",
+        (("send_email", {}), ("search", {}), ("search", {})),
+        {},
+        "expected exactly 2 calls, got 3; no step for search({}) (call 3)",
+    ),
+    (
+        'called get_weather with only <city: "Paris">',
+        (("get_weather", {"city": "Paris", "unit": "c"}),),
+        {},
+        'closest: unit: unexpected key (`only` names city), got "c"',
+    ),
+    (
+        "called get_weather with <unit: absent or one of [c, f]>",
+        (("get_weather", {"city": "Paris", "unit": "k"}),),
+        {},
+        'closest: unit: expected one of ["c", "f"], got "k"',
+    ),
+    (
+        'called get_weather with <city: "New York, NY" loosely>',
+        (("get_weather", {"city": "Boston"}),),
+        {},
+        'closest: city: expected "New York, NY" loosely, got "Boston"',
+    ),
 ]
 
 
@@ -436,6 +468,26 @@ def test_quoted_judge_and_custom_details() -> None:
             artifacts=RunArtifacts(), predicates={"file_exists": lambda a, w, r=result, **k: r}
         )
         assert custom(ctx).detail == expected and expected in page
+
+
+def test_quoted_valid_arguments_detail() -> None:
+    tools = 'tool get_weather\n  param city: string\n  param days?: integer\n'
+    case = evaldsl.compile(f'{tools}case "c"\n  prompt "p"\n  expect valid arguments\n').cases[0]
+    arts = RunArtifacts(tool_calls=[ToolCall(name="get_weather", args={"city": "Paris", "days": 2.0})])
+    detail = case.expectations[0](EvalContext(artifacts=arts, tools=case.tools)).detail
+    assert detail == ("1 of 1 calls had invalid arguments; call 1 get_weather({\"city\": \"Paris\", \"days\": 2.0}): "
+                      "parameter `days` must be an integer")
+    assert detail in LANGUAGE.read_text(encoding="utf-8")
+
+
+def test_the_precise_matching_claims() -> None:
+    # Forms the page says hold (v2).
+    both = (("search", {"q": "lyon"}), ("search", {"q": "paris"}))
+    assert _run('called [search, search with <q: "paris">] in any order', both) is None
+    assert _run('called [search, search with <q: "paris">] in any order', both[::-1]) is None
+    for city in ("new york ny", "NewYork-NY"):
+        assert _run('called t with <c: "New York, NY" loosely>', (("t", {"c": city}),)) is None
+    assert _run("called t with <days: 2>", (("t", {"days": 2.0}),)) is None
 
 
 def test_quoted_details_that_hold() -> None:
@@ -513,6 +565,7 @@ MOCK_ANSWERS = [
         "Error: read_file: parameter `lines` item 1 must be an integer",
     ),
     ("path=a", False, "Error: read_file: arguments are not valid JSON: path=a"),
+    ({"path": "a", "lines": [1, 2.0]}, False, "Error: read_file: parameter `lines` item 1 must be an integer"),
     ([1], False, "Error: read_file: arguments must be an object"),
 ]
 

@@ -188,10 +188,13 @@ def test_absent_as_a_keys_pattern() -> None:
         a.AbsentPattern(),
         a.ArrayPattern(items=(a.AbsentPattern(),)),
         obj(cc=a.PatternNegation(pattern=a.AbsentPattern())),
-        obj(cc=a.PatternOr(patterns=(a.AbsentPattern(), eq(1)))),
+        obj(cc=a.PatternAnd(patterns=(a.AbsentPattern(), eq(1)))),
         obj(cc=a.ContainsPattern(pattern=a.AbsentPattern())),
+        a.PatternOr(patterns=(a.AbsentPattern(), eq(1))),
+        obj(cc=a.PatternOr(patterns=(a.PatternNegation(pattern=a.AbsentPattern()), eq(1)))),
     ],
-    ids=["top", "array element", "under not", "under or", "under contains"],
+    ids=["top", "array element", "under not", "under and", "under contains", "absent or P not a key's",
+         "under not under or"],
 )
 def test_absent_elsewhere_is_e203(pattern: Any) -> None:
     with pytest.raises(CompileProblem) as caught:

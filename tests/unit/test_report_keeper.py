@@ -213,7 +213,7 @@ def test_a_record_is_its_head_indented_then_a_case_a_line_the_same_json_as_the_m
     cases = [line for line in lines if line.startswith('    {"suite":')]
     assert len(cases) == len(report.cases) and lines[-2:] == ["  ]", "}"]
     assert [CaseResult.model_validate_json(line.rstrip(",")) for line in cases] == report.cases
-    assert lines[:2] == ["{", '  "schema_version": 2,'] and '  "meta": {' in lines  # the head stays indented
+    assert lines[:2] == ["{", '  "schema_version": 3,'] and '  "meta": {' in lines  # the head stays indented
     empty = report.model_copy(update={"cases": []})
     assert record_json(empty) == empty.model_dump_json(indent=2)
 

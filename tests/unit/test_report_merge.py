@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import evaldsl
 from evaldsl import EvalReport, MergeError, RunArtifacts, ScriptedAgent, load, merge_records, run_suite
 
 FIRST = '''
@@ -167,3 +168,23 @@ def test_a_missing_shard_is_a_warning_and_an_incomplete_record(suites: list[Any]
     files = [c.file for c in merged.cases]
     assert files == sorted(files, key=lambda f: merged.meta.suites.index(f))  # still grouped by file, in run order
     assert merged.summary.total == len(merged.cases) == 13 - len(run_suite(agent(), suites, shard="2/3").cases)
+
+
+def test_suite_version_tells_conversations_apart_and_keeps_a_v1_suites_fingerprint() -> None:
+    from evaldsl.run._shard import suite_version
+
+    def version(source: str) -> str:
+        return suite_version(evaldsl.compile(source, filename="v.evl").cases)
+
+    one = 'case "c"\n  user "hello"\n    expect no error\n  user "bye"\n'
+    assert version(one) != version(one.replace('"bye"', '"see you"'))  # only a later message differs
+    whole = 'case "c"\n  expect no error\n  user "hello"\n  user "bye"\n'
+    assert version(one) != version(whole)  # the same expectation, judging the whole conversation
+    given = 'tool t "t"\n  param a: string\ncase "c"\n  prompt "p"\n  given t returns "x"\n  expect called t\n'
+    assert version(given) != version(given.replace('returns "x"', 'returns "y"').replace("  given", "\n  given"))
+    # a v1 case's description is what version 1 wrote: the v2 settings at their defaults are left out
+    from evaldsl.run._shard import _settings_text
+
+    case = evaldsl.compile('case "c"\n  prompt "p"\n  expect no error\n', filename="v.evl").cases[0]
+    assert "user_turns" not in _settings_text(case.settings) and "tools" not in _settings_text(case.settings)
+    assert _settings_text(case.settings).startswith("CaseSettings(repeat=1, pass_rate=1.0, timeout_s=60.0")

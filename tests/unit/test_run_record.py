@@ -42,12 +42,14 @@ def sample() -> EvalReport:
 def test_record_round_trips_through_json() -> None:
     report = sample()
     data = json.loads(report.model_dump_json())
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     assert set(data) == {"schema_version", "meta", "summary", "cases"}
     run = data["cases"][1]["runs"][0]
-    assert set(run) == {"index", "passed", "score", "latency_s", "error", "expectations", "artifacts", "warnings"}
+    assert set(run) == {"index", "passed", "score", "latency_s", "error", "expectations", "artifacts", "warnings",
+                        "conversation"}
+    assert run["conversation"] is None  # a single-prompt run without a world
     assert run["expectations"][0] == {"label": 'final text is "ok"', "passed": False, "credit": 0.0,
-                                      "detail": "nope", "file": "t.evl", "line": 2}
+                                      "detail": "nope", "file": "t.evl", "line": 2, "turn": None}
     assert EvalReport.model_validate_json(report.model_dump_json()) == report
 
 

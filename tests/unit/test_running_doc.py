@@ -108,7 +108,7 @@ def test_record_example(block: Block) -> None:
     from evaldsl.run._record import EvalReport
 
     report = EvalReport.model_validate_json(block.text)
-    assert report.schema_version == 2
+    assert report.schema_version == 3
 
 
 def test_the_page_has_examples_of_every_kind() -> None:

@@ -44,7 +44,7 @@ def _two_step(text: str, filename: str) -> tuple[Any, list]:
 
 def _streamed(text: str, filename: str, keep: bool = True) -> tuple[Any, list]:
     try:
-        compiled = check_suite(text, filename, keep_cases=keep)
+        compiled = check_suite(text, filename, keep_cases=keep, import_worlds=True)  # as compile_suite does
     except EvlError as exc:
         return None, exc.diagnostics
     return (compiled.to_json() if keep else None), list(compiled.warnings)

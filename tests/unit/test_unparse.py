@@ -312,12 +312,15 @@ def test_nested_same_operator_keeps_its_parentheses() -> None:
     assert expectation(text).expr == node
 
 
-def test_inexpressible_pattern_trees_render_without_parentheses() -> None:
-    # The grammar has no pattern parentheses: `or` under `and` cannot be written.
+def test_pattern_trees_render_with_the_parentheses_they_need() -> None:
+    # v2: patterns have parentheses, so `or` under `and` (and under `not`) round-trips
     one, two, three = (a.EqualsPattern(value=a.Number(value=n, raw=str(n))) for n in (1, 2, 3))
     node = a.PatternAnd(patterns=(a.PatternOr(patterns=(one, two)), three))
-    assert unparse(node) == "1 or 2 and 3"
-    assert pattern(unparse(node)) != node
+    assert unparse(node) == "(1 or 2) and 3"
+    assert pattern(unparse(node)) == node
+    negated = a.PatternNegation(pattern=a.PatternOr(patterns=(one, two)))
+    assert unparse(negated) == "not (1 or 2)"
+    assert pattern(unparse(negated)) == negated
 
 
 def test_custom_predicate_named_like_a_keyword_is_quoted() -> None:

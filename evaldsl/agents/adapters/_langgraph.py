@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...artifacts import RunArtifacts
-from .._lines import conversation_of
+from .._lines import conversation_of, text_history
 from ._convert import Calls, framework_name
 
 
@@ -67,8 +67,7 @@ class LangGraphAgent:
 
         history, _ = conversation_of(message, ctx)
         sent: list[Any] = [SystemMessage(ctx.system)] if getattr(ctx, "system", None) else []
-        for m in history:
-            role, content = m.get("role"), m.get("content") or ""
+        for role, content in text_history(history):
             sent.append(HumanMessage(content) if role == "user" else AIMessage(content))
         state = await self.graph.ainvoke({"messages": sent})
         out = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...artifacts import RunArtifacts
-from .._lines import conversation_of
+from .._lines import conversation_of, text_history
 from ._convert import Calls, as_json_text, count, framework_name
 
 
@@ -37,8 +37,7 @@ class OpenAIAgentsAgent:
         from agents import RunConfig, Runner
 
         history, _ = conversation_of(message, ctx)
-        items = [{"role": m["role"], "content": m.get("content") or ""} for m in history
-                 if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+        items = [{"role": role, "content": content} for role, content in text_history(history)]
         result = await Runner.run(_with_case_tools(self.agent, ctx), items,
                                   max_turns=getattr(ctx, "max_turns", None) or 10,
                                   run_config=RunConfig(tracing_disabled=True))

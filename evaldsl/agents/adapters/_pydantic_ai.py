@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...artifacts import RunArtifacts
-from .._lines import conversation_of
+from .._lines import conversation_of, text_history
 from ._convert import Calls, as_json_text, count, framework_name
 
 
@@ -36,11 +36,11 @@ class PydanticAIAgent:
 
         history, _ = conversation_of(message, ctx)
         earlier: list[Any] = []
-        for m in history[:-1]:
-            if isinstance(m, dict) and m.get("role") == "user":
-                earlier.append(ModelRequest(parts=[UserPromptPart(content=m.get("content") or "")]))
-            elif isinstance(m, dict) and m.get("role") == "assistant":
-                earlier.append(ModelResponse(parts=[TextPart(content=m.get("content") or "")]))
+        for role, content in text_history(history)[:-1]:
+            if role == "user":
+                earlier.append(ModelRequest(parts=[UserPromptPart(content=content)]))
+            else:
+                earlier.append(ModelResponse(parts=[TextPart(content=content)]))
         tools = _with_case_tools(self.agent, ctx)
         if tools is None:
             result = await self.agent.run(message, message_history=earlier or None)

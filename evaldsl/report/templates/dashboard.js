@@ -289,6 +289,7 @@
       box.appendChild(el("pre", { "class": "error", text: run.error.type + ": " + run.error.message + (run.error.kind ? "\n(kind: " + run.error.kind + ")" : "") }));
       if (run.error.traceback) box.appendChild(el("details", null, el("summary", { text: "traceback" }), el("pre", { text: run.error.traceback })));
     }
+    if (run.conversation) { conversation(box, run); return box; }
     var a = run.artifacts;
     if (a) {
       if (a.transcript && a.transcript.length) {
@@ -302,6 +303,40 @@
     }
     if (run.expectations.length) box.appendChild(expectations(run.expectations));
     return box;
+  }
+  // a conversation (record v3): each turn with its message, tool calls, reply, world state, expectations
+  var ENDED = { script: "every scripted message was answered", user: "the simulated user said it was done",
+    bound: "the simulated user reached its `user turns` bound", error: "an agent error ended it" };
+  function conversation(box, run) {
+    var c = run.conversation;
+    box.appendChild(el("h4", { text: "Conversation: " + c.turns.length + " turn(s); " + (ENDED[c.ended_by] || c.ended_by) +
+      (c.user_tokens !== null ? "; simulated user " + int(c.user_tokens) + " tokens" : "") }));
+    c.turns.forEach(function (t) {
+      var turn = el("div", { "class": "turn" });
+      turn.appendChild(el("div", { "class": "role", text: "Turn " + t.turn + " · user" + (t.simulated ? " (simulated)" : "") }));
+      turn.appendChild(el("pre", { "class": "prompt", text: t.message }));
+      var a = t.artifacts;
+      if (a) {
+        if (a.tool_calls && a.tool_calls.length) turn.appendChild(toolCalls(a.tool_calls));
+        turn.appendChild(el("div", { "class": "role", text: "agent" + (a.tokens !== null ? " (" + int(a.tokens) + " tokens)" : "") + ", " + secs(t.latency_s) }));
+        turn.appendChild(el("pre", { "class": "final", text: a.final_text === null ? "(no reply)" : a.final_text }));
+        if (a.error) turn.appendChild(el("pre", { "class": "error", text: "agent error: " + a.error }));
+        if (a.transcript && a.transcript.length) {
+          var more = el("details", null, el("summary", { text: "transcript of this turn" }));
+          a.transcript.forEach(function (m) { more.appendChild(message(m)); });
+          turn.appendChild(more);
+        }
+      } else {
+        turn.appendChild(el("pre", { "class": "error", text: "(the agent gave no answer to this message)" }));
+      }
+      if (t.world_state !== null) turn.appendChild(el("details", null, el("summary", { text: "world state after this turn" }),
+        el("pre", { text: pretty(t.world_state) })));
+      var own = run.expectations.filter(function (e) { return e.turn === t.turn; });
+      if (own.length) turn.appendChild(expectations(own, "Expectations of turn " + t.turn));
+      box.appendChild(turn);
+    });
+    var whole = run.expectations.filter(function (e) { return e.turn === null || e.turn === undefined; });
+    if (whole.length) box.appendChild(expectations(whole, "Expectations of the whole conversation"));
   }
   function message(m) {
     if (!m || typeof m !== "object" || Array.isArray(m)) return el("pre", { "class": "msg", text: pretty(m) });
@@ -330,7 +365,7 @@
     t.appendChild(tb);
     return el("div", null, el("h4", { text: "Tool calls" }), t);
   }
-  function expectations(list) {
+  function expectations(list, title) {
     var t = el("table", { "class": "grid expectations" }, el("thead", null, el("tr", null,
       el("th", { text: "Expectation" }), el("th", { text: "Result" }), el("th", { text: "Credit" }),
       el("th", { text: "Detail" }), el("th", { text: "Where" }))));
@@ -341,7 +376,7 @@
         el("td", { "class": "where", text: e.file + ":" + e.line })));
     });
     t.appendChild(tb);
-    return el("div", null, el("h4", { text: "Expectations" }), t);
+    return el("div", null, el("h4", { text: title || "Expectations" }), t);
   }
 
   // ---- start --------------------------------------------------------

@@ -1,0 +1,3 @@
+"""A world file that raises while it is imported."""
+
+raise RuntimeError("the shop database is not reachable")
