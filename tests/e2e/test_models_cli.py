@@ -539,6 +539,8 @@ def test_a_dead_judge_endpoint_under_a_sync_agent_stops_the_run_cleanly(
     assert "Traceback" not in out + err and "never retrieved" not in out + err
     record = json.loads((tmp_path / "r.json").read_text())
     kinds = {r["error"]["kind"] for c in record["cases"] for r in c["runs"] if r["error"]}
-    assert kinds <= {"backend_connection", "cancelled"} and "backend_connection" in kinds
-    if code == 2:
+    assert kinds <= {"backend_connection", "cancelled"}
+    if code == 1:  # every case finished: the judged ones failed on the endpoint
+        assert "backend_connection" in kinds
+    if code == 2:  # stopped as at Ctrl-C: a judged case in flight then is not recorded (a loaded machine's race)
         assert err.count("the endpoint is down") == 1 and record["meta"]["complete"] is False
