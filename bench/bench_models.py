@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from _models_common import HEADER, TOOL, line, measure, tail
 from _peers import inspect_ai, promptfoo
@@ -231,6 +232,41 @@ def whole_process(base_url: str, sizes: list[int], jobs: int, work: Path) -> Non
         print(f"  marginal CPU {marginal:.3f} ms a case; wall grows {ratio:.1f}x for {big / small:.0f}x the cases")
 
 
+# --- (d) against the practical limit (issue 28) ------------------------------------------------
+
+
+def versus_bare(base_url: str, count: int, jobs: int, work: Path, rounds: int) -> None:
+    """Whole processes, interleaved a round at a time: `bare_model_loop.py` (aiohttp, no evaldsl),
+    `evaldsl run --model` compiling the suite, and the same run with its suite from the suite cache."""
+    print(f"\n(d) whole processes against the practical limit: {count} requests, {jobs} in flight, "
+          f"least of {rounds} rounds, interleaved")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    suite = write_suite(work, count)
+    run = [sys.executable, "-m", "evaldsl", "run", str(suite), "--model", "openai:bench", "--base-url", base_url,
+           "--no-cache", "-j", str(jobs), "-q", "--json", str(work / "record.json")]
+    commands = {
+        "bare aiohttp loop": [sys.executable, str(HERE / "bare_model_loop.py"), base_url, str(count), str(jobs)],
+        "evaldsl run (compiling)": run + ["--no-suite-cache"],
+        "evaldsl run (suite cache)": run,
+    }
+    measure(run, cwd=work, env=env)  # fills the suite cache
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, command in commands.items():
+            result = measure(command, cwd=work, env=env)
+            if result["rc"]:
+                print(f"  {name}: exit {result['rc']}\n{tail(result['output'])}")
+            results[name].append(result)
+    print("  " + HEADER)
+    best = {name: {k: min(r[k] for r in rs) for k in ("wall", "cpu", "rss_mb")} for name, rs in results.items()}
+    for name, result in best.items():
+        print("  " + line(name, count, {**result, "rc": 0}))
+    floor = best["bare aiohttp loop"]["wall"]
+    for name in list(commands)[1:]:
+        ratio = best[name]["wall"] / floor
+        print(f"  {name} / bare: {ratio:.2f}x by wall (target <= 1.2: {'met' if ratio <= 1.2 else 'MISSED'})")
+
+
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -246,8 +282,10 @@ def main() -> None:
         default="bare,aiohttp,httpx",
         help="for the in-process part; bare = an aiohttp session without evaldsl (the floor)",
     )
-    parser.add_argument("--skip", default="", help="comma list of: inprocess, whole, peers, promptfoo, inspect_ai")
+    parser.add_argument("--skip", default="",
+                        help="comma list of: inprocess, whole, ratio, peers, promptfoo, inspect_ai")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of (d), the ratio to the bare loop")
     args = parser.parse_args()
     if args.serve:
         serve(args.delay)
@@ -265,6 +303,8 @@ def main() -> None:
                 inprocess(server.base_url, args.cases, args.jobs, args.transports.split(","))
             if "whole" not in skip:
                 whole_process(server.base_url, [args.cases] + ([args.big] if args.big else []), args.jobs, work)
+            if "ratio" not in skip:
+                versus_bare(server.base_url, args.cases, args.jobs, work, args.rounds)
             if "peers" not in skip:
                 print(f"\n(c) peers, same {args.cases} cases and server, concurrency {args.jobs}")
                 print("  " + HEADER)

@@ -14,7 +14,6 @@ from .compile._compiler import Sources, compile_suite
 from .compile._compiler import load as _load
 from .compile._model import CompiledSuite
 from .syntax._ast import Suite
-from .syntax._parser import parse as _parse
 
 
 def parse(text: str, filename: str = "<string>") -> Suite:
@@ -27,6 +26,8 @@ def parse(text: str, filename: str = "<string>") -> Suite:
     Raises:
         EvlError: listing every syntax error, positioned.
     """
+    from .syntax._parser import parse as _parse  # here: a run whose suites come from the cache imports no lark
+
     return _parse(text, filename)
 
 

@@ -90,6 +90,7 @@ def add_language_commands(sub: Any) -> None:
     p.add_argument("--import-worlds", action="store_true",
                    help="import each suite's `world` file (runs its Python) so that its tools' names are "
                         "checked like declared tools; without it, no Python is run and they are not checked")
+    add_suite_cache_options(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("fmt", help="rewrite .evl files in canonical layout (comments kept)",
@@ -115,6 +116,14 @@ def add_language_commands(sub: Any) -> None:
     p.set_defaults(func=cmd_schema)
 
 
+def add_suite_cache_options(p: Any) -> None:
+    """--suite-cache-dir and --no-suite-cache (as `run` has them): docs/running.md, "The suite cache"."""
+    from ..compile._suite_cache import DIR_HELP, OFF_HELP
+
+    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
+
+
 def _predicates_of(spec: str | None) -> dict[str, Any] | None:
     if spec is None:
         return None
@@ -138,7 +147,7 @@ def _blind_subject(args: argparse.Namespace) -> str | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..compile._compiler import check_suite, read_source
+    from ..compile._compiler import cache_options, check_suite, read_source
     from ..syntax._diagnostics import EvlError
 
     try:
@@ -156,11 +165,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 4
     errors = warnings = 0
     unimported: list[str] = []
+    from ..compile._suite_cache import suite_cache
+
+    cache = suite_cache(args.suite_cache_dir, enabled=not args.no_suite_cache, root=args.root)
+    kind = "check" + ("+cases" if blind else "") + ("+worlds" if args.import_worlds else "")
     for file in files:
         try:
             text = read_source(file)  # read once: the warnings are shown with it too
-            suite = check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind),
-                                import_worlds=args.import_worlds)
+
+            def compiled(text: str = text, file: Path = file) -> Any:
+                return check_suite(text, str(file), predicates=predicates, root=args.root, keep_cases=bool(blind),
+                                   import_worlds=args.import_worlds)
+
+            options = cache_options(kind, predicates, args.root)
+            suite = compiled() if cache is None else cache.compiled(str(file), text, options, compiled)
             diagnostics, sources = list(suite.warnings), {str(file): text}
             if suite.world is not None and not suite.world.loaded:
                 unimported.append(str(file))

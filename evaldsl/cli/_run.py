@@ -123,6 +123,10 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--html", metavar="FILE", help="write the HTML dashboard of the run to FILE at the end")
     p.add_argument("--root", metavar="DIR",
                    help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    from ..compile._suite_cache import DIR_HELP, OFF_HELP
+
+    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     from ._scale import shard_type
 
@@ -295,7 +299,7 @@ def _plan(args: argparse.Namespace, spec: str | None = None) -> _Plan | int:
     subject = _subject(args, models.agent)
     if args.resume and Path(args.resume).is_dir():
         resume_in_folder(args, subject)
-    suites = _load(files, subject, args.root)
+    suites = _load(files, subject, args.root, args)
     _warn_unseen(suites, subject)
     if spec is not None:
         _check_model_tools(suites)
@@ -402,14 +406,17 @@ async def _close_bridge(subject: Any) -> None:
         await close()
 
 
-def _load(files: list[Path], subject: Any, root: str | None = None) -> list[Any]:
-    """Compile every file once, all errors at once."""
+def _load(files: list[Path], subject: Any, root: str | None = None, args: Any = None) -> list[Any]:
+    """Compile every file once (or take it from the suite cache), all errors at once."""
     from ..compile._compiler import compile_files
+    from ..compile._suite_cache import suite_cache
     from ..syntax._diagnostics import EvlError
 
     predicates = subject.predicates if subject.kind == "harness" else None
+    cache = None if args is None else suite_cache(getattr(args, "suite_cache_dir", None), root=root,
+                                                  enabled=not getattr(args, "no_suite_cache", False))
     try:
-        suites = compile_files(_unique_files(files), predicates=predicates, root=root)
+        suites = compile_files(_unique_files(files), predicates=predicates, root=root, cache=cache)
     except EvlError as exc:
         raise _Usage("cannot run: the suites do not compile\n" + exc.render()) from None
     import gc

@@ -22,7 +22,6 @@ from typing import Any, Union
 
 from ..syntax import _ast as a
 from ..syntax._diagnostics import Diagnostic, EvlError, error, warning
-from ..syntax._parser import gc_paused, parse_items, parse_with_diagnostics
 from ..syntax._unparse import unparse
 from ._conversation import Scopes, given_rule, given_warnings, shape_problems, world_without_world
 from ._errors import CompileProblem
@@ -40,6 +39,7 @@ from ._model import (
     SuiteCases,
 )
 from ._positions import ByPosition
+from ._reads import note_read
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
 from ._validate import without_tools
@@ -106,12 +106,16 @@ class _Session:
 
     def parse_file(self, path: Path, shown: str) -> a.Suite | None:
         try:
+            if path not in self.overlay:
+                note_read(path)
             text = self.overlay[path] if path in self.overlay else read_source(path, shown)
         except EvlError as exc:
             self.diagnostics.extend(exc.diagnostics)
             self.sources.update(exc.sources)
             return None
         self.sources[shown] = text
+        from ..syntax._parser import parse_with_diagnostics
+
         suite, diags = parse_with_diagnostics(text, shown)
         self.diagnostics.extend(diags)
         return None if any(d.severity == "error" for d in diags) else suite
@@ -148,6 +152,8 @@ def compile_suite(
     Raises:
         EvlError: with every error found (warnings ride along in `.diagnostics`).
     """
+    from ..syntax._parser import gc_paused  # here, as every use of the parser: a cached suite needs no lark
+
     with gc_paused():
         return _compile_source(source, filename, predicates, base_dir, root, sources, import_worlds=import_worlds)
 
@@ -158,6 +164,8 @@ def check_suite(text: str, filename: str, *, predicates: Mapping[str, Any] | Non
     """`compile_suite` for `evaldsl check`: every diagnostic, but (unless ``keep_cases``) a suite
     without its cases, which are dropped as soon as each is compiled: memory does not grow with them.
     A `world` file is imported only with ``import_worlds`` (`check --import-worlds`)."""
+    from ..syntax._parser import gc_paused
+
     with gc_paused():
         return _compile_source(text, filename, predicates, None, root, keep_cases=keep_cases,
                                import_worlds=import_worlds)
@@ -177,6 +185,8 @@ def _compile_source(source: str | a.Suite, filename: str, predicates: Mapping[st
             session = _Session(predicates, root, sources, import_worlds)  # again, from the whole file's AST
         session.sources[filename] = source
         session.may_have_templates = "{{" in source
+        from ..syntax._parser import parse_with_diagnostics
+
         suite, diags = parse_with_diagnostics(source, filename)
         session.diagnostics.extend(diags)
     else:
@@ -209,6 +219,8 @@ def _compile_streaming(session: _Session, text: str, filename: str, base: Path, 
     stream = _Stream(session, filename, base, chain, keep_cases)
     if not keep_cases:
         session.checks_limit = CHECK_CACHE
+    from ..syntax._parser import parse_items
+
     suite, parse_diags = parse_items(text, filename, emit=stream.add)
     if any(d.severity == "error" for d in parse_diags):
         raise EvlError(parse_diags, {filename: text})
@@ -478,11 +490,8 @@ class _FileCases:
 
     def lazy(self, names: list[str]) -> LazyCases:
         """The cases made again from their rows when read; ``names``: theirs, in order, as compiled."""
-        quiet = _Rebuild(self.session, self.holes)
+        quiet = _Rebuild(self.session, self.holes, self.case)
         case, rows, prelude, filename = self.case, self.rows, self.prelude, self.filename
-        for stmt in case.body:  # linted with every row already; whether it needs a judge is the same for each
-            if isinstance(stmt, a.ExpectStmt):
-                quiet.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
 
         def build(i: int) -> CompiledCase:
             return _made(_one_case(quiet, case, rows[i], prelude, filename), i, filename)
@@ -555,9 +564,24 @@ class _Rebuild(_Session):
     """The session a row's case is made again in, after its suite compiled: it reports nothing
     (every row's problems and warnings were reported then) and keeps nothing but shared checks."""
 
-    def __init__(self, session: _Session, holes: set[int] | None) -> None:
+    def __init__(self, session: _Session, holes: set[int] | None, case: a.Case) -> None:
         super().__init__(session.predicates)
-        self.checks, self.holes = session.checks, holes
+        self.checks, self.holes, self.case = session.checks, holes, case
+        self._index()
+
+    def _index(self) -> None:
+        """Whether each `expect` needs a judge (linted with every row already: the same for each)."""
+        for stmt in self.case.body:
+            if isinstance(stmt, a.ExpectStmt):
+                self.needs_judge[id(stmt)] = any(isinstance(n, a.Judge) for n in a.walk(stmt.expectation))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (the suite cache): ``holes`` and ``needs_judge`` are keyed by the ``id()`` of the
+        case's nodes, which are new objects now, so both are made again from the case."""
+        self.__dict__.update(state)
+        self.needs_judge = {}
+        self.holes = None if self.holes is None else holes(self.case)
+        self._index()
 
     def problem(self, exc: CompileProblem, fallback: Any = None) -> None:
         pass
@@ -721,13 +745,15 @@ def load(
 
 
 def compile_files(
-    files: Iterable[str | Path], *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+    files: Iterable[str | Path], *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None,
+    cache: Any = None,
 ) -> list[CompiledSuite]:
-    """Compile every file, in order; one `EvlError` with every file's problems when any has an error."""
+    """Compile every file, in order; one `EvlError` with every file's problems when any has an error.
+    ``cache``: a `SuiteCache` to reuse what an earlier compile of an unchanged file produced."""
     suites, diagnostics, sources = [], [], {}
     for file in files:
         try:
-            suites.append(compile_file(file, predicates=predicates, root=root))
+            suites.append(compile_file(file, predicates=predicates, root=root, cache=cache))
         except EvlError as exc:
             diagnostics.extend(exc.diagnostics)
             sources.update(exc.sources)
@@ -737,10 +763,23 @@ def compile_files(
 
 
 def compile_file(
-    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
+    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None,
+    cache: Any = None,
 ) -> CompiledSuite:
-    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError); ``root`` as in `load`."""
-    return compile_suite(read_source(path), str(path), predicates=predicates, root=root)
+    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError); ``root`` as in `load`,
+    ``cache`` as in `compile_files`."""
+    text = read_source(path)
+    if cache is None:
+        return compile_suite(text, str(path), predicates=predicates, root=root)
+    return cache.compiled(str(path), text, cache_options("run", predicates, root),
+                          lambda: compile_suite(text, str(path), predicates=predicates, root=root))
+
+
+def cache_options(kind: str, predicates: Mapping[str, Any] | None, root: str | Path | None) -> tuple:
+    """What a compile depends on besides its files, for the suite cache's key: the kind of compile,
+    the custom predicates' names (unknown names are errors only when they are given) and the root."""
+    names = None if predicates is None else tuple(sorted(predicates))
+    return kind, names, None if root is None else str(Path(root).resolve())
 
 
 def read_source(path: str | Path, shown: str | None = None) -> str:

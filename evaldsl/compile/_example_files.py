@@ -24,6 +24,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ._errors import CompileProblem
 from ._positions import ByPosition
+from ._reads import note_read
 
 Row = dict[str, Any]  # column name -> value node
 MAX_NESTING = 64  # arrays and objects in an examples file, as in a suite (docs/language.md 9.2)
@@ -223,6 +224,7 @@ def file_rows(source: a.String, base_dir: Path) -> FileRows:
     if why is not None:
         raise CompileProblem(f"cannot read examples file {shown_path(source.value)}: {why}", source, code="E215")
     path = base_dir / source.value
+    note_read(path)
     try:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block the read forever
             raise CompileProblem(f"examples file {source.value} is not a regular file", source, code="E215",

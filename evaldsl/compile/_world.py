@@ -44,6 +44,7 @@ from typing import Any
 
 from ._errors import CompileProblem
 from ._model import CompiledTool, ToolAnswer
+from ._reads import note_read
 
 _MODULES: dict[Path, ModuleType] = {}
 """World files imported in this process, by resolved path: each is imported once."""
@@ -129,6 +130,7 @@ def load_world(spec: str, base: Path, node: Any = None) -> WorldClass:
         raise CompileProblem(f"cannot find the world file {path_text}", node, code="E244",
                              suggestion=_near_file(path, path_text),
                              help=f"looked for {base / path_text} (relative to the suite's file)")
+    note_read(path)
     module = _import(path, path_text, node)
     cls = getattr(module, name, None)
     if not inspect.isclass(cls):

@@ -217,10 +217,22 @@ def _own_copy(art: RunArtifacts) -> RunArtifacts:
     if not calls and not transcript:
         return art
     fields = dict(art.__dict__)
-    fields["tool_calls"] = [ToolCall.model_construct(name=c.name, args=_copied(decoded_args(c.args)),
-                                                     result=_copied(c.result)) for c in calls]
+    fields["tool_calls"] = [_constructed(ToolCall, {"name": c.name, "args": _copied(decoded_args(c.args)),
+                                                    "result": _copied(c.result)}) for c in calls]
     fields["transcript"] = _copied(transcript)
-    return RunArtifacts.model_construct(**fields)
+    return _constructed(RunArtifacts, fields)
+
+
+def _constructed(cls: type[Any], fields: dict[str, Any]) -> Any:
+    """``cls.model_construct(**fields)`` when ``fields`` names every field in declaration order (both
+    models forbid extras and have no private attributes), written out: pydantic's own loops over the
+    fields cost more than the copy (about 7 us a run, bench/README.md, issue 28)."""
+    model = object.__new__(cls)
+    object.__setattr__(model, "__dict__", fields)
+    object.__setattr__(model, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
 
 
 def decoded_args(args: Any) -> Any:

@@ -283,7 +283,7 @@ def test_the_key_reaches_the_server_and_nothing_else(
     assert code == 0, out + err
     assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
     assert server.received[0].headers["authorization"] == f"Bearer {upload_token}"  # sent where it was named
-    written = {p.name: p.read_text() for p in tmp_path.rglob("*") if p.is_file()}
+    written = {p.name: p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()}  # cache: binary
     assert {"r.json", "report.html", "junit.xml", "s.md"} <= set(written)
     for secret in (sentinel, upload_token, url_token):  # no key, token or URL credential kept or shown
         assert not any(secret in text for text in [out, err, *written.values()]), secret
@@ -444,7 +444,7 @@ def test_the_key_never_shows_on_error_paths_in_records_output_or_logs(
     assert code == 1
     assert "HTTP 401" in out and "connection error" in out and "judge" in out
     assert all(r.sent_secret("authorization", f"Bearer {sentinel}") for r in openai_server.requests)
-    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".py"]
+    written = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".py"]
     logged = [r.getMessage() + str(r.args) for r in caplog.records]
     for shown in [out, err, *written, *logged]:
         assert sentinel not in shown and sentinel[-8:] not in shown

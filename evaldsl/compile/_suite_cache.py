@@ -1,0 +1,284 @@
+"""The suite cache: what compiling a file produced, kept in the project's folder for the next
+`check` or `run` of the same, unchanged file (docs/running.md, "The suite cache").
+
+An entry is found by a key naming what the compile depended on besides the
+files: the command's kind of compile and options, the file's name as given
+and its resolved path, and the compiler itself (`code_fingerprint`: the
+evaldsl version, the grammar's digest, Python's and pydantic's versions and
+evaldsl's source files). It holds every file the compile read, each
+with the digest of its bytes (`_reads`), and it is used only when every one
+still has that digest: a change to the file, a `use` file, an `examples
+from` file or a world's file compiles the suite again.
+
+Entries are pickles (`_pickling`), so each carries a MAC under a key kept
+outside the project (`key_file`): a cache folder copied from elsewhere, or an
+entry altered or cut short, is ignored with a warning and written again.
+Writes go to a temporary file renamed over the entry (two processes writing
+at once leave one whole entry). Only successful compiles are kept (their
+warnings with them, replayed as they were), and only for files inside the
+root (``--root``, else the working directory).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import struct
+import sys
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ._reads import Read, digest_bytes, digest_file, recording
+
+DEFAULT_DIR = Path(".evaldsl_cache")
+"""Where the CLI keeps the cache unless told otherwise (relative to the working directory)."""
+OFF_VALUES = frozenset({"0", "off", "no", "false"})
+"""Values of ``EVALDSL_SUITE_CACHE`` that turn the cache off."""
+FORMAT = b"EVLSUITE2\n"
+"""The first bytes of every entry; a new layout gets a new number."""
+DIR_HELP = "where compiled suites are kept for reuse (default .evaldsl_cache, or $EVALDSL_SUITE_CACHE_DIR)"
+OFF_HELP = "parse and compile every file afresh; keep nothing (also EVALDSL_SUITE_CACHE=off)"
+_MAC_SIZE = 32
+_GITIGNORE = "# Created by evaldsl: the suite cache (docs/running.md)\n*\n"
+_CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                 "# This file is a cache directory tag created by evaldsl.\n")
+
+
+class _Unusable(Exception):
+    """An entry that cannot be used, and why (shown in the warning)."""
+
+
+class SuiteCache:
+    """One cache folder, used by one process.
+
+    Args:
+        directory: the cache folder (created on the first write).
+        root: files outside it are never cached (default: the working directory).
+        warn: shows a warning line (default: to stderr, prefixed ``evaldsl:``).
+        key_file: the MAC key's file (default: `key_file()`), made on first use.
+    """
+
+    def __init__(self, directory: str | Path, *, root: str | Path | None = None,
+                 warn: Callable[[str], None] | None = None, key_file: str | Path | None = None) -> None:
+        self.directory = Path(directory)
+        self.root = Path(root if root is not None else os.getcwd()).resolve()
+        self._warn_line = warn or _stderr
+        self._key_file = Path(key_file) if key_file is not None else None
+        self._key: bytes | None = None
+        self._broken = False  # the folder or the key could not be used: warned once, then no cache
+        self.hits = self.misses = 0
+
+    def compiled(self, filename: str, text: str, options: tuple, build: Callable[[], Any]) -> Any:
+        """The compiled suite of ``text`` (the file ``filename``): from the cache when its entry
+        is whole and every file it read is unchanged, else ``build()``, kept for next time.
+
+        ``options`` names everything else ``build`` depends on (kind of compile, predicates'
+        names, root...). An `EvlError` from ``build`` goes up, and nothing is kept.
+        """
+        top = Path(filename).resolve()
+        if self._broken or not self._inside(str(top)):
+            return build()
+        key = repr((filename, str(top), options, code_fingerprint()))
+        name = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        entry = self.directory / "suites" / f"{name}.bin"
+        own = digest_bytes(text.encode("utf-8", "surrogatepass"))
+        found = self._read(entry, key, str(top), own)
+        if found is not None:
+            self.hits += 1
+            return found
+        self.misses += 1
+        with recording() as reads:
+            suite = build()
+        self._write(entry, key, [(str(top), own), *reads], suite)
+        return suite
+
+    def _inside(self, resolved: str) -> bool:
+        path = Path(resolved)
+        return path == self.root or self.root in path.parents
+
+    def _read(self, entry: Path, key: str, top: str, own: str) -> Any:
+        try:
+            data = entry.read_bytes() if entry.is_file() else None
+        except OSError:
+            data = None
+        if data is None or self._mac_key() is None:
+            return None
+        try:
+            return self._unpacked(data, key, top, own)
+        except _Unusable as why:
+            self._warn_line(f"suite cache: ignoring the entry {entry} ({why}); compiling {top} again")
+            return None
+
+    def _unpacked(self, data: bytes, key: str, top: str, own: str) -> Any:
+        from . import _pickling
+
+        head = len(FORMAT)
+        if not data.startswith(FORMAT) or len(data) < head + _MAC_SIZE + 8:
+            raise _Unusable("not an entry of this version of evaldsl")
+        mac, body = data[head:head + _MAC_SIZE], data[head + _MAC_SIZE:]
+        import hmac
+
+        if not hmac.compare_digest(mac, self._mac(body)):
+            raise _Unusable("written by another user or machine, or altered")
+        (size,) = struct.unpack_from("<Q", body)
+        try:
+            stored_key, reads = _pickling.loads(body[8:8 + size])
+        except Exception as exc:
+            raise _Unusable(f"unreadable: {type(exc).__name__}") from None
+        if stored_key != key or not reads or reads[0] != (top, own):
+            return None  # another file's entry under a colliding name, or this file changed
+        for path, digest in reads[1:]:
+            if not self._inside(path) or digest_file(path) != digest:
+                return None  # a file it read changed (or is now outside the root)
+        collecting = gc.isenabled()
+        gc.disable()  # loading makes many small objects and no cycle to collect (as a parse does)
+        try:
+            return _pickling.loads(body[8 + size:])
+        except Exception as exc:
+            from ._errors import CompileProblem
+
+            if isinstance(exc, CompileProblem):  # a world file that no longer imports: say so at its line
+                return None
+            raise _Unusable(f"unreadable: {type(exc).__name__}: {exc}") from None
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _write(self, entry: Path, key: str, reads: list[Read], suite: Any) -> None:
+        from . import _pickling
+
+        if self._mac_key() is None or any(d is None or not self._inside(p) for p, d in reads[1:]):
+            return  # a file it read is outside the root, or could not be read (nothing to compare)
+        try:
+            meta = _pickling.dumps((key, _unique(reads)))
+            payload = _pickling.dumps(suite)
+        except _pickling.StoreRefused:
+            return  # something in it cannot be stored (a harness's local function): compiled each time
+        body = struct.pack("<Q", len(meta)) + meta + payload
+        try:
+            self._prepare(entry.parent)
+            _replace_atomically(entry, FORMAT + self._mac(body) + body)
+        except OSError as exc:
+            self._give_up(f"cannot write in {self.directory} ({exc.strerror or exc})")
+
+    def _prepare(self, folder: Path) -> None:
+        """The entries' folder, and (like pytest's cache) a .gitignore and CACHEDIR.TAG at the top."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            path = self.directory / name
+            if not path.exists():
+                _replace_atomically(path, text.encode("utf-8"))
+
+    def _mac(self, body: bytes) -> bytes:
+        return hashlib.blake2b(body, key=self._key or b"", digest_size=_MAC_SIZE).digest()
+
+    def _mac_key(self) -> bytes | None:
+        if self._key is None and not self._broken:
+            where = self._key_file or key_file()
+            try:
+                self._key = _load_or_make_key(where)
+            except OSError as exc:
+                self._give_up(f"cannot keep its key in {where} ({exc.strerror or exc})")
+        return self._key
+
+    def _give_up(self, why: str) -> None:
+        if not self._broken:
+            self._broken = True
+            self._warn_line(f"suite cache: {why}; going on without it")
+
+
+def _unique(reads: list[Read]) -> list[Read]:
+    """Each path once, its first digest (a `use` file read by two paths is one dependency)."""
+    seen: dict[str, str | None] = {}
+    for path, digest in reads:
+        seen.setdefault(path, digest)
+    return list(seen.items())
+
+
+def _stderr(line: str) -> None:
+    print(f"evaldsl: {line}", file=sys.stderr)
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    import tempfile  # here: a command that only reads the cache does not pay for it
+
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def key_file() -> Path:
+    """Where the MAC key is kept: ``$XDG_CACHE_HOME/evaldsl/suite-cache.key`` (``~/.cache/...``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "evaldsl" / "suite-cache.key"
+
+
+def _load_or_make_key(path: Path) -> bytes:
+    import secrets
+    import tempfile
+
+    try:
+        key = path.read_bytes()
+        if len(key) == 32:
+            return key
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".key.")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+        try:
+            os.link(temp, path)  # the first process to make one wins; the others read it
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(temp)
+    key = path.read_bytes()
+    if len(key) != 32:
+        raise OSError(f"{path} is not a key of 32 bytes")
+    return key
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """What names the compiler: a compiled suite is reused only by the same one."""
+    import pydantic
+
+    from .. import __version__
+
+    digest = hashlib.blake2b(digest_size=20)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the grammar where `syntax._grammar.grammar_path` looks (that module imports lark, which a
+    # command served by the cache does without): in a wheel, then in a source checkout
+    grammars = [digest_file(os.path.join(where, "grammar", "evl.lark"))
+                for where in (package, os.path.dirname(package))]
+    digest.update(repr((__version__, sys.implementation.cache_tag, sys.version, pydantic.VERSION,
+                        FORMAT, grammars)).encode())
+    for folder, dirs, files in os.walk(package):  # an edited checkout changes these without a new version
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            info = os.stat(os.path.join(folder, name))
+            digest.update(f"{os.path.relpath(folder, package)}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def suite_cache(directory: str | Path | None, *, enabled: bool = True,
+                root: str | Path | None = None) -> SuiteCache | None:
+    """The CLI's cache: None when turned off (``--no-suite-cache`` or ``EVALDSL_SUITE_CACHE=off``);
+    its folder ``directory``, else ``EVALDSL_SUITE_CACHE_DIR``, else `DEFAULT_DIR`."""
+    if not enabled or os.environ.get("EVALDSL_SUITE_CACHE", "").strip().lower() in OFF_VALUES:
+        return None
+    where = directory or os.environ.get("EVALDSL_SUITE_CACHE_DIR") or DEFAULT_DIR
+    return SuiteCache(where, root=root)

@@ -1,0 +1,41 @@
+"""`_safe._own_copy` builds its copies directly: the same models `model_construct` made, to the byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaldsl import RunArtifacts, ToolCall
+from evaldsl.run._safe import _copied, _own_copy, decoded_args
+
+CASES = [
+    RunArtifacts(tool_calls=[ToolCall(name="search", args={"q": "x", "n": [1, {"a": None}]}, result="hit")],
+                 final_text="done", tokens=3, duration_s=0.5),
+    RunArtifacts(tool_calls=[ToolCall(name="calc", args='{"op": "add"}'), ToolCall(name="calc", args="not json")],
+                 transcript=[{"role": "user", "content": "hi"}, ["raw", 1]], error="boom", error_kind="agent_raised"),
+    RunArtifacts(transcript=[{"role": "assistant", "content": None}], input_tokens=1, output_tokens=2),
+]
+
+
+def _the_old_way(art: RunArtifacts) -> RunArtifacts:
+    fields = dict(art.__dict__)
+    fields["tool_calls"] = [ToolCall.model_construct(name=c.name, args=_copied(decoded_args(c.args)),
+                                                     result=_copied(c.result)) for c in art.tool_calls]
+    fields["transcript"] = _copied(art.transcript)
+    return RunArtifacts.model_construct(**fields)
+
+
+@pytest.mark.parametrize("art", CASES)
+def test_the_copy_is_what_model_construct_made(art: RunArtifacts) -> None:
+    new, old = _own_copy(art), _the_old_way(art)
+    assert new == old
+    assert new.model_dump_json() == old.model_dump_json()
+    assert new.model_fields_set == old.model_fields_set
+    assert new.__pydantic_extra__ == old.__pydantic_extra__ and new.__pydantic_private__ == old.__pydantic_private__
+    for a, b in zip(new.tool_calls, old.tool_calls):
+        assert type(a) is ToolCall and a.model_fields_set == b.model_fields_set
+        assert list(a.__dict__) == list(b.__dict__)
+    assert list(new.__dict__) == list(old.__dict__)
+    assert new.tool_calls is not art.tool_calls and new.transcript is not art.transcript
+    new.tool_calls.append(ToolCall(name="later"))  # assignment and mutation work as on any model
+    new.final_text = "changed"
+    assert "final_text" in new.model_fields_set and art.final_text != "changed"
