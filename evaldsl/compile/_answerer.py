@@ -69,23 +69,30 @@ class ToolAnswerer:
         plan = self._plan(name, args)
         if isinstance(plan, ToolAnswer):
             return plan
-        from ._world import _run_coroutine, error_answer
-        from ._world_tools import bound, result_answer
+        from ._world import _run_coroutine
 
-        method, values = plan
-        try:
-            result = bound(method, self.instance, values)
-            if inspect.isawaitable(result):
-                result = _run_coroutine(result)
-        except Exception as exc:
-            return error_answer(name, exc)
-        return result_answer(name, result)
+        return self._called(name, plan, _run_coroutine)  # type: ignore[return-value]
 
     async def aanswer(self, name: str, args: Any) -> ToolAnswer:
         """`answer`, awaiting an async world method (a sync one is called in place)."""
         plan = self._plan(name, args)
         if isinstance(plan, ToolAnswer):
             return plan
+        called = self._called(name, plan, None)
+        if isinstance(called, ToolAnswer):
+            return called
+        from ._world import error_answer
+        from ._world_tools import result_answer
+
+        try:
+            result = await called
+        except Exception as exc:
+            return error_answer(name, exc)
+        return result_answer(name, result)
+
+    def _called(self, name: str, plan: tuple[WorldMethod, dict[str, Any]], settle: Any) -> Any:
+        """The world method called: its answer; or, when it is async and there is no ``settle`` (a way to
+        run a coroutine to its end), the awaitable it returned."""
         from ._world import error_answer
         from ._world_tools import bound, result_answer
 
@@ -93,7 +100,9 @@ class ToolAnswerer:
         try:
             result = bound(method, self.instance, values)
             if inspect.isawaitable(result):
-                result = await result
+                if settle is None:
+                    return result
+                result = settle(result)
         except Exception as exc:
             return error_answer(name, exc)
         return result_answer(name, result)
