@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .compile._compiler import Sources, compile_suite
-from .compile._compiler import load as _load
+from .compile._loading import load as _load
 from .compile._model import CompiledSuite
 from .syntax._ast import Suite
 

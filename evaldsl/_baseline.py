@@ -42,7 +42,7 @@ def baseline_dir() -> Path:
 
 def baseline_files() -> dict[str, str]:
     """The baseline's files, file name -> text, sorted by name (the library included)."""
-    from .compile._compiler import read_source  # the one reader of .evl files
+    from .compile._reading import read_source  # the one reader of .evl files
 
     paths = sorted(baseline_dir().glob("*.evl"))
     return {path.name: read_source(path) for path in paths}

@@ -200,7 +200,7 @@ class EvlFile(pytest.File):
     def collect(self) -> list[pytest.Item]:
         if not _wanted(self):
             return []  # not asked for: left alone, as pytest leaves files it does not know
-        from .compile._compiler import compile_file
+        from .compile._loading import compile_file
         from .syntax._diagnostics import EvlError
 
         try:

@@ -147,7 +147,9 @@ def _blind_subject(args: argparse.Namespace) -> str | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..compile._compiler import cache_options, check_suite, read_source
+    from ..compile._compiler import check_suite
+    from ..compile._loading import cache_options
+    from ..compile._reading import read_source
     from ..syntax._diagnostics import EvlError
 
     try:
@@ -225,7 +227,7 @@ def _width(text: str) -> int:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    from ..compile._compiler import decode_source, read_source
+    from ..compile._reading import decode_source, read_source
     from ..syntax._diagnostics import EvlError
     from ..syntax._format import format_text
 
@@ -278,7 +280,7 @@ def _lines(text: str) -> list[str]:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from ..compile._compiler import compile_file
+    from ..compile._loading import compile_file
     from ..syntax._diagnostics import EvlError
 
     try:

@@ -142,7 +142,7 @@ def _default_target(record: Path) -> Path:
 
 
 def _compile(paths: list[str], *, from_record: bool) -> list[Any]:
-    from ..compile._compiler import compile_files
+    from ..compile._loading import compile_files
     from ..syntax._diagnostics import EvlError
     from ._lang import expand_paths
 

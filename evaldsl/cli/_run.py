@@ -408,7 +408,7 @@ async def _close_bridge(subject: Any) -> None:
 
 def _load(files: list[Path], subject: Any, root: str | None = None, args: Any = None) -> list[Any]:
     """Compile every file once (or take it from the suite cache), all errors at once."""
-    from ..compile._compiler import compile_files
+    from ..compile._loading import compile_files
     from ..compile._suite_cache import suite_cache
     from ..syntax._diagnostics import EvlError
 

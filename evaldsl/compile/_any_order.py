@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from ..artifacts import ToolCall
 from ..syntax import _ast as a
-from ._calls import _closest, _display, _names, _step, _Step, _times
+from ._calls import _closest, _display, _names, _Step, _step, _times
 from ._errors import CompileProblem
 from ._model import Check, EvalContext, Outcome
 from ._values import shorten

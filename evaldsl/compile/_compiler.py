@@ -12,8 +12,6 @@ an `examples from` file's cases are made from their rows when read
 
 from __future__ import annotations
 
-import os
-import stat
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,7 +26,6 @@ from ._errors import CompileProblem
 from ._example_files import FileRows, bad_path, file_rows, shown_path
 from ._examples import cell_text, holes, substitute, table_rows, unknown_columns, unused_columns
 from ._expect import compile_expectation, lint
-from ._offered import Offered, check_names, unoffered
 from ._model import (
     CaseSettings,
     CompiledCase,
@@ -38,7 +35,9 @@ from ._model import (
     LazyCases,
     SuiteCases,
 )
+from ._offered import Offered, check_names, unoffered
 from ._positions import ByPosition
+from ._reading import read_source
 from ._reads import note_read
 from ._settings import SETTING_TYPES, apply, apply_row_columns
 from ._tools import compile_tool
@@ -722,94 +721,3 @@ def _use(session: _Session, stmt: a.UseStmt, base: Path, chain: tuple[Path, ...]
                 help=f"name the world in the suite that uses it: world \"{world.path.value}\""))
     session.libraries[path] = result
     return result
-
-
-def load(
-    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None
-) -> list[CompiledSuite]:
-    """Compile a .evl file, or every `*.evl` in a directory (sorted by name).
-
-    ``root``: refuse `use` and `examples from` paths outside this folder (E230).
-
-    Raises:
-        EvlError: naming each malformed file with every problem in it.
-    """
-    where = Path(path)
-    if where.is_dir():
-        files = sorted(p for p in where.glob("*.evl") if p.is_file())
-    elif where.is_file():
-        files = [where]
-    else:
-        raise EvlError([error("E002", f"no such file or directory: {where}", a.Span(file=str(where)))])
-    return compile_files(files, predicates=predicates, root=root)
-
-
-def compile_files(
-    files: Iterable[str | Path], *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None,
-    cache: Any = None,
-) -> list[CompiledSuite]:
-    """Compile every file, in order; one `EvlError` with every file's problems when any has an error.
-    ``cache``: a `SuiteCache` to reuse what an earlier compile of an unchanged file produced."""
-    suites, diagnostics, sources = [], [], {}
-    for file in files:
-        try:
-            suites.append(compile_file(file, predicates=predicates, root=root, cache=cache))
-        except EvlError as exc:
-            diagnostics.extend(exc.diagnostics)
-            sources.update(exc.sources)
-    if any(d.severity == "error" for d in diagnostics):
-        raise EvlError(diagnostics, sources)
-    return suites
-
-
-def compile_file(
-    path: str | Path, *, predicates: Mapping[str, Any] | None = None, root: str | Path | None = None,
-    cache: Any = None,
-) -> CompiledSuite:
-    """Read and compile one .evl file (unreadable or non-UTF-8 input is an EvlError); ``root`` as in `load`,
-    ``cache`` as in `compile_files`."""
-    text = read_source(path)
-    if cache is None:
-        return compile_suite(text, str(path), predicates=predicates, root=root)
-    return cache.compiled(str(path), text, cache_options("run", predicates, root),
-                          lambda: compile_suite(text, str(path), predicates=predicates, root=root))
-
-
-def cache_options(kind: str, predicates: Mapping[str, Any] | None, root: str | Path | None) -> tuple:
-    """What a compile depends on besides its files, for the suite cache's key: the kind of compile,
-    the custom predicates' names (unknown names are errors only when they are given) and the root."""
-    names = None if predicates is None else tuple(sorted(predicates))
-    return kind, names, None if root is None else str(Path(root).resolve())
-
-
-def read_source(path: str | Path, shown: str | None = None) -> str:
-    """The text of a .evl file; an unreadable, non-UTF-8 or binary file is an EvlError naming it.
-
-    Every command reads .evl files through here (and stdin through `decode_source`):
-    no newline translation, so a lone `\\r` stays what the parser makes of it.
-    """
-    shown = str(path) if shown is None else shown
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block (or never end) the read
-            raise EvlError([error("E002", f"cannot read {shown}: not a regular file (a FIFO, device or folder?)",
-                                  a.Span(file=shown))])
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise EvlError([error("E002", f"cannot read {shown}: {exc.strerror}", a.Span(file=shown))]) from None
-    except ValueError as exc:  # a NUL in the path
-        raise EvlError([error("E002", f"cannot read {shown!r}: {exc}", a.Span(file=shown))]) from None
-    return decode_source(data, shown)
-
-
-def decode_source(data: bytes, shown: str) -> str:
-    """The text of .evl bytes read from a file or stdin, as `read_source` checks it."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EvlError([error("E001", f"not UTF-8 text (byte {exc.start}): is this an .evl file?",
-                              a.Span(file=shown))]) from None
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise EvlError([error("E001", "the file holds a NUL byte: is this a binary file?",
-                              a.Span(file=shown, line=line))], {shown: text})
-    return text

@@ -23,7 +23,7 @@ from _records import outcomes
 
 from evaldsl import ScriptedAgent, run_suite
 from evaldsl.cli import main
-from evaldsl.compile._compiler import compile_file
+from evaldsl.compile._loading import compile_file
 
 XSD = Path(__file__).parent.parent / "data" / "junit.xsd"
 TOKEN = "e2e-t0ken-never-shown"

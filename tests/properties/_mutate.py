@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evaldsl import EvlError, compile, format, parse
-from evaldsl.compile._compiler import decode_source
+from evaldsl.compile._reading import decode_source
 
 ROOT = Path(__file__).resolve().parents[2]
 _TOKEN = re.compile(r'\s+|"""|"(?:[^"\\\n]|\\.)*"|[A-Za-z_$][A-Za-z0-9_.\-]*|-?[0-9][0-9.eE+\-]*|.', re.S)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evaldsl import load
-from evaldsl.compile._compiler import compile_file, compile_suite
+from evaldsl.compile._compiler import compile_suite
+from evaldsl.compile._loading import compile_file
 from evaldsl.syntax._diagnostics import EvlError
 
 
@@ -49,7 +50,7 @@ def test_examples_from_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
     suite = tmp_path / "s.evl"
     suite.write_text('case "a $x"\n  prompt "p $x"\n  examples from "rows.csv"\n  expect final text is "x"\n')
     # In a child process, so that a regression hangs (and is killed by the timeout) instead of the suite.
-    code = f"from evaldsl.compile._compiler import compile_file\ncompile_file({str(suite)!r})"
+    code = f"from evaldsl.compile._loading import compile_file\ncompile_file({str(suite)!r})"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20)
     assert "E215" in done.stderr and "rows.csv is not a regular file" in done.stderr
 

@@ -11,7 +11,9 @@ import pytest
 
 from evaldsl import ScriptedAgent, run_suite
 from evaldsl.artifacts import RunArtifacts, ToolCall
-from evaldsl.compile._compiler import cache_options, check_suite, compile_suite, read_source
+from evaldsl.compile._compiler import check_suite, compile_suite
+from evaldsl.compile._loading import cache_options
+from evaldsl.compile._reading import read_source
 from evaldsl.compile._suite_cache import SuiteCache, suite_cache
 from evaldsl.syntax._diagnostics import EvlError
 
