@@ -67,9 +67,18 @@ _NEEDS_A_CALL = (a.Called, a.CalledSequence, a.CallsAre, a.FirstCall, a.LastCall
 
 def unoffered(body: tuple[Any, ...], offered: tuple[str, ...], declared: Mapping[str, Any]) -> list[Diagnostic]:
     """W309 for each declared tool that a case's own `expect` lines need a call of, outside `not`,
-    though its `tools` setting does not offer it: that predicate can never hold in the case."""
+    though its `tools` setting does not offer it: that predicate can never hold in the case; and for each
+    `given` line answering such a tool: it can never answer."""
     found = []
     for stmt in body:
+        if isinstance(stmt, a.GivenStmt):  # a tool answer for a tool the case never offers never answers
+            ref = stmt.tool
+            if isinstance(ref, a.ToolName) and ref.name in declared and ref.name not in offered:
+                found.append(warning(
+                    "W309", f"`{ref.name}` is declared but not offered to this case (`tools`): this `given` line "
+                    "never answers", ref.span,
+                    help=f"the case's `tools` offers {', '.join(offered)}; add {ref.name} there, or drop the line"))
+            continue
         if not isinstance(stmt, a.ExpectStmt):
             continue
         nodes = list(a.walk(stmt.expectation))
