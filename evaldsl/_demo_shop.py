@@ -18,7 +18,8 @@ from typing import Any
 from .artifacts import RunArtifacts
 
 SHOP_TOOLS = frozenset({"lookup_order", "refund_order"})
-_ORDER = re.compile(r"\border\s*(?:number\s*|#\s*)?(\d+)", re.IGNORECASE)
+ORDER = re.compile(r"\border\s*(?:number\s*|#\s*)?(\d+)", re.IGNORECASE)
+"""An order number as people write it (`order 42`, `order #42`); the demo customer reads its own with it."""
 _YES = re.compile(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|please do|go ahead)\b", re.IGNORECASE)
 
 
@@ -37,7 +38,7 @@ def shop_turn(message: str, ctx: Any) -> RunArtifacts:
         if not answer.ok:
             return _said(f"I could not refund order {number}: {answer.text}")
         return _said(f"Done: order {number} is refunded.")
-    found = _ORDER.search(message)
+    found = ORDER.search(message)
     if found and "refund" in message.lower():
         number = int(found.group(1))
         answer = ctx.call("lookup_order", {"id": number})
@@ -52,7 +53,7 @@ def shop_turn(message: str, ctx: Any) -> RunArtifacts:
 
 def _last_order(messages: list[dict[str, Any]]) -> int | None:
     for m in reversed(messages):
-        if m.get("role") == "user" and (found := _ORDER.search(str(m.get("content") or ""))):
+        if m.get("role") == "user" and (found := ORDER.search(str(m.get("content") or ""))):
             return int(found.group(1))
     return None
 

@@ -166,7 +166,7 @@ def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
     judge_spec = args.judge or spec
     if judge_spec is None:
         return setup  # an agent run with a simulated user and no judge
-    base = _judge_base_url(args, spec, judge_spec)
+    base = _helper_base_url(args, spec, judge_spec, args.judge_base_url)
     if judge_spec == spec and base == args.base_url:
         judge_backend = setup.backends[0]
     else:
@@ -241,7 +241,7 @@ def _user_setup(setup: ModelSetup, args: argparse.Namespace, spec: str | None, c
     from ..models._judge import TemplateError
     from ..models._user import SimulatedUser
 
-    base = args.user_base_url or _judge_base_url(args, spec, args.user_model, own=None)
+    base = _helper_base_url(args, spec, args.user_model, args.user_base_url)
     backend = next((b for b in setup.backends if b.label == args.user_model and base == args.base_url), None)
     if backend is None:
         backend = make_backend(args.user_model, base_url=base, cache=setup.cache, client=client)
@@ -253,16 +253,14 @@ def _user_setup(setup: ModelSetup, args: argparse.Namespace, spec: str | None, c
     setup.meta["user_model"] = {**backend.describe(), "template": args.user_template}
 
 
-def _judge_base_url(args: argparse.Namespace, spec: str | None, judge_spec: str, *,
-                    own: str | None | bool = False) -> str | None:
-    """--judge-base-url (``own``: another option's value, None for none); else --base-url when there is no
-    model or the judge shares its provider."""
+def _helper_base_url(args: argparse.Namespace, spec: str | None, helper_spec: str, own: str | None) -> str | None:
+    """A helper model's base URL (the judge's, the simulated user's): its own option's value (``own``); else
+    --base-url when there is no model under test or the helper shares its provider."""
     from ..models._backends import parse_spec
 
-    own = args.judge_base_url if own is False else own
     if own:
         return str(own)
-    if spec is None or parse_spec(judge_spec)[0] == parse_spec(spec)[0]:
+    if spec is None or parse_spec(helper_spec)[0] == parse_spec(spec)[0]:
         return args.base_url  # type: ignore[no-any-return]
     return None
 

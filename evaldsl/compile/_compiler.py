@@ -499,7 +499,7 @@ class _FileCases:
             return _made(_one_case(quiet, case, rows[i], prelude, filename, _LABELS if labels else _NONE),
                          i, filename)
 
-        return LazyCases(len(rows), build, _Keys(filename, names), outline)
+        return LazyCases(len(rows), build, _Keys(filename, names), outline, one_case=True)
 
 
 def _made(compiled: CompiledCase | None, i: int, filename: str) -> CompiledCase:

@@ -286,15 +286,18 @@ class LazyCases(_MadeWhenRead):
 
     def __init__(self, count: int, build: Callable[[int], CompiledCase],
                  keys: Sequence[tuple[str, str]] | None = None,
-                 outline: Callable[[int, bool], CompiledCase] | None = None) -> None:
+                 outline: Callable[[int, bool], CompiledCase] | None = None, *, one_case: bool = False) -> None:
         self._count, self._build, self._keys, self._outline = count, build, keys, outline
+        self.one_case = one_case
+        """Every row is made from one `case` block (the compiler's rows of an examples file): the rows share
+        its shape (a conversation or not, a world or not), so its first row tells it for all."""
 
     def outlined(self, labels: bool = True) -> Sequence[CompiledCase]:
         """The same cases as outlines, made when read: what describes them, not what runs them (`outlined`)."""
         outline = self._outline
         if outline is None:
             return self
-        return LazyCases(self._count, lambda i: outline(i, labels), self._keys)
+        return LazyCases(self._count, lambda i: outline(i, labels), self._keys, one_case=self.one_case)
 
     def keys(self) -> Iterator[tuple[str, str]]:
         """Each case's (file, name), in order, without making the cases when they are known."""
@@ -356,6 +359,11 @@ class SuiteCases(_MadeWhenRead):
     def __iter__(self) -> Iterator[CompiledCase]:
         for part in self._parts:
             yield from part
+
+    @property
+    def parts(self) -> list[Sequence[CompiledCase]]:
+        """The parts, in order: cases held, or `LazyCases` (the rows of one case's examples file)."""
+        return self._parts
 
     def keys(self) -> Iterator[tuple[str, str]]:
         """Each case's (file, name), in order (see `case_keys`)."""

@@ -193,7 +193,8 @@ def _import(path: Path, written: str, node: Any) -> ModuleType:
         raise CompileProblem(f"importing the world file {written} raised {type(exc).__name__}: {exc}"
                              f"{_raised_at(exc, path)}", node, code="E244",
                              help="a world's file is imported when its suite is compiled (by `run`, or "
-                                  f"`check --import-worlds`); `python {written}` (from the suite's folder) shows the whole traceback") from None
+                                  f"`check --import-worlds`); `python {written}` (from the suite's folder) shows the "
+                                  "whole traceback") from None
     finally:
         try:
             sys.path.remove(folder)

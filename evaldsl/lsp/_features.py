@@ -201,8 +201,8 @@ def hover(text: str, outline: Outline, line: int, character: int) -> str | None:
 
 def _is_tool_position(text: str, line: int, word: str) -> bool:
     current = text.split("\n")[line]
-    return word.startswith('"') or bool(re.search(
-        r"\b(?:tool|called|call|then|are|only called|given)\s+(?:[A-Za-z0-9_.\-\"]+\s*,\s*)*" + re.escape(word), current))
+    before = r"\b(?:tool|called|call|then|are|only called|given)\s+(?:[A-Za-z0-9_.\-\"]+\s*,\s*)*"
+    return word.startswith('"') or bool(re.search(before + re.escape(word), current))
 
 
 def definition(text: str, outline: Outline, line: int, character: int) -> ToolInfo | None:

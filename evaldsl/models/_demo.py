@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .._demo_shop import ORDER
 from ._chat import ChatReply, Sampling
 from ._user import DONE
 
-_NUMBER = re.compile(r"\border\s*(?:number\s*|#\s*)?(\d+)", re.IGNORECASE)
 _COLOURS = ("red", "blue", "green", "black", "white", "yellow", "grey", "pink")
 
 
@@ -61,7 +61,7 @@ class DemoBackend:
 
 def _customer(instructions: str, conversation: list[dict[str, Any]]) -> str:
     """The demo customer's next message (the agent's replies are the ``user`` messages here)."""
-    found = _NUMBER.search(instructions)
+    found = ORDER.search(instructions)
     number = found.group(1) if found else "1"
     colour = next((c for c in _COLOURS if re.search(rf"\b{c}\b", instructions, re.IGNORECASE)), None)
     replies = [str(m.get("content") or "") for m in conversation if m.get("role") == "user"

@@ -78,13 +78,17 @@ class CaseContext:
     ``close_conversation(conversation_id)``, when it has one, once the run ends."""
 
     @classmethod
-    def for_case(cls, case: CompiledCase, repeat_index: int = 0, *, world: Any = None) -> CaseContext:
-        """The context of one run of a compiled case; ``world``: that run's world instance, if any."""
+    def for_case(cls, case: CompiledCase, repeat_index: int = 0, *, world: Any = None,
+                 answerer: ToolAnswerer | None = None, messages: list[dict[str, Any]] | None = None) -> CaseContext:
+        """The context of one run of a compiled case; ``world``: that run's world instance, if any;
+        ``answerer`` and ``messages``: a conversation's, shared by its turns (default: this run's own, and
+        the case's prompt as the one user message)."""
         s = case.settings
         return cls(
             name=case.name, suite=case.suite, tags=s.tags, system=s.system, mode=s.mode,
             max_turns=s.max_turns, repeat_index=repeat_index, timeout_s=s.timeout_s, tools=case.tools,
-            answerer=ToolAnswerer.for_case(case, world), messages=[{"role": "user", "content": case.prompt}],
+            answerer=answerer if answerer is not None else ToolAnswerer.for_case(case, world),
+            messages=messages if messages is not None else [{"role": "user", "content": case.prompt}],
         )
 
     def tools_openai(self) -> list[dict[str, Any]]:

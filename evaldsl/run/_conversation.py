@@ -39,7 +39,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..compile._answerer import ToolAnswerer
@@ -51,10 +51,10 @@ from ._control import LoopClock, forget_cancel, runner_cancelling
 from ._protocols import Subject
 from ._record import ConversationResult, ErrorInfo, RunResult, TurnResult
 from ._safe import cancelled_info, clip, error_info, safe_text
-from ._scoring import coerce_artifacts, is_awaitable
+from ._scoring import _awaited, coerce_artifacts, is_awaitable
 from ._threads import DaemonPool, RunTimeout
 from ._trusted import run_result
-from ._turns import PlayedTurn, merged, score_turns, turn_messages
+from ._turns import PlayedTurn, score_turns, turn_messages
 from ._world_run import RunWorld
 
 _ids = itertools.count(1)
@@ -74,12 +74,10 @@ def refusals(subject: Subject, cases: Any, *, user: Any) -> list[str]:
         cases: the compiled cases to run (outlines do: only their shape is read).
         user: the simulated user's model (None: `--user-model` was not given).
     """
-    from ..compile._model import outlined
-
     out: list[str] = []
     one_shot = getattr(getattr(subject.run, "__self__", None), "one_shot", False) is True
     takes = subject.context and not one_shot
-    for case in outlined(cases, labels=False):
+    for case in _may_converse(cases):
         if case.settings.skip is not None:
             continue
         where = f"{case.file}:{case.line}: case {case.name!r}"
@@ -93,6 +91,22 @@ def refusals(subject: Subject, cases: Any, *, user: Any) -> list[str]:
             out.append(f"{where} has a `simulated user`, and no model plays it: pass --user-model "
                        "PROVIDER:MODEL (--evl-user-model to pytest, user= in Python)")
     return out
+
+
+def _may_converse(cases: Any) -> Iterator[CompiledCase]:
+    """The cases, as outlines, leaving out the rows of an examples file whose case holds no conversation:
+    every row of one case has that case's shape, so its first row answers for all (a run of 100,000 rows
+    does not make each one's outline to learn that none converses)."""
+    from ..compile._model import LazyCases, SuiteCases, outlined
+
+    if isinstance(cases, SuiteCases):
+        for part in cases.parts:
+            yield from _may_converse(part)
+        return
+    shown = outlined(cases, labels=False)
+    if isinstance(cases, LazyCases) and cases.one_case and len(shown) and not shown[0].is_conversation:
+        return
+    yield from shown
 
 
 def check_conversations(subject: Subject, cases: Any, *, user: Any) -> None:
@@ -138,10 +152,6 @@ class OneThread:
                 future.set_result(result)
 
 
-async def _awaited(value: Any) -> Any:
-    return await value
-
-
 class Conversation:
     """One run of one conversation case (see the module docstring)."""
 
@@ -161,18 +171,30 @@ class Conversation:
         self.conversation_id = f"{case.id}#{index}#{next(_ids)}"
 
     async def _on_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn`` on the run's own thread for a sync subject; else here, on the loop (awaited if need be)."""
         if self.thread is not None:
             return await self.thread.submit(fn, *args)
         value = fn(*args)
         return await value if is_awaitable(value) else value
 
+    async def _part(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """A part of the subject (its ``setup`` or ``run``): on the run's own thread for a sync subject;
+        else as `execute_run` calls it (awaited on the loop, or a sync part on a worker)."""
+        if self.thread is not None:
+            return await self.thread.submit(fn, *args)
+        from ._execute import _call
+
+        return await _call(fn, self.pool, *args)
+
     async def play(self) -> None:
         """Steps 1 and 2 of the module docstring; returns when the conversation ends."""
-        await self._on_thread(self._open_sync) if self.sync else await self._open_async()
+        instance = await self._on_thread(self.world.open) if self.world is not None else None
+        self.answerer = ToolAnswerer.for_case(self.case, instance)
+        setup = self.subject.setup
+        self.seen = await self._part(setup, self.case.setup) if setup is not None else instance
         scripted = self.case.turns
-        messages = [t.message for t in scripted] if scripted else ([] if self.case.simulated_user is not None
-                                                                    else [self.case.prompt])
         simulated = self.case.simulated_user is not None
+        messages = [t.message for t in scripted] if scripted else ([] if simulated else [self.case.prompt])
         for n, message in enumerate(messages, 1):
             if not await self._turn(message, simulated=False, last=n == len(messages) and not simulated):
                 return
@@ -187,25 +209,9 @@ class Conversation:
                 return
         self.ended_by = "bound"
 
-    def _open_sync(self) -> None:
-        instance = self.world.open() if self.world is not None else None
-        self.answerer = ToolAnswerer.for_case(self.case, instance)
-        self.seen = self.subject.setup(self.case.setup) if self.subject.setup is not None else instance
-
-    async def _open_async(self) -> None:
-        from ._execute import _call
-
-        instance = self.world.open() if self.world is not None else None
-        self.answerer = ToolAnswerer.for_case(self.case, instance)
-        if self.subject.setup is not None:
-            self.seen = await _call(self.subject.setup, self.pool, self.case.setup)
-        else:
-            self.seen = instance
-
     def _context(self, number: int, last: bool) -> CaseContext:
-        ctx = CaseContext.for_case(self.case, self.index)
-        ctx.answerer = self.answerer  # one per run: answer sequences count across the turns
-        ctx.messages = [dict(m) for m in self.messages]
+        ctx = CaseContext.for_case(self.case, self.index, answerer=self.answerer,  # one answerer a run: its
+                                   messages=[dict(m) for m in self.messages])  # sequences count across turns
         ctx.turn, ctx.conversation_id, ctx.last_turn = number, self.conversation_id, last
         return ctx
 
@@ -222,21 +228,13 @@ class Conversation:
             args += (ctx,)
         began = time.perf_counter()
         try:
-            if self.sync:
-                raw = await self._on_thread(self.subject.run, *args)
-            else:
-                from ._execute import _call
-
-                raw = await _call(self.subject.run, self.pool, *args)
-        except asyncio.CancelledError:
-            turn.latency = time.perf_counter() - began
-            raise
-        except KeyboardInterrupt:
+            raw = await self._part(self.subject.run, *args)
+        except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except BaseException as exc:
-            turn.latency = time.perf_counter() - began
             return self._ended(error_info(exc))
-        turn.latency = time.perf_counter() - began
+        finally:
+            turn.latency = time.perf_counter() - began
         artifacts, problem, warnings = coerce_artifacts(with_recorded_calls(raw, ctx))
         if artifacts is None:
             return self._ended(problem)
@@ -245,7 +243,8 @@ class Conversation:
         turn.artifacts = artifacts
         turn.warnings = [f"turn {turn.number}: {w}" for w in warnings]
         turn.state = await self._state()
-        self.messages.extend(turn_messages(message, artifacts, turn.number))
+        turn.replies = turn_messages(message, artifacts, turn.number)
+        self.messages.extend(turn.replies)
         if artifacts.error:
             return self._ended(ErrorInfo(type="AgentError", message=clip(safe_text(artifacts.error)),
                                          kind=artifacts.error_kind or "agent_error"))
@@ -359,14 +358,13 @@ async def _score(conv: Conversation, latency: float, judge: JudgeFn | None,
                  predicates: Mapping[str, PredicateFn] | None, clock: LoopClock) -> RunResult:
     """Step 5 of the module docstring."""
     predicates = conv.subject.predicates if predicates is None else predicates
-    results, eval_error = await score_turns(conv.case, conv.turns, conv.seen, judge=judge, predicates=predicates,
-                                            pool=conv.pool, clock=clock)
+    results, eval_error, whole = await score_turns(conv.case, conv.turns, conv.seen, judge=judge,
+                                                   predicates=predicates, pool=conv.pool, clock=clock)
     error = conv.error or eval_error
     score, passed = 1.0, error is None
     for result in results:
         score *= result.credit
         passed = passed and result.passed
     warnings = [w for t in conv.turns for w in t.warnings]
-    judged = [t for t in conv.turns if t.artifacts is not None]
-    return run_result(conv.index, passed, 0.0 if error else score, latency, error, results, merged(judged),
-                      warnings, conv.results())
+    return run_result(conv.index, passed, 0.0 if error else score, latency, error, results, whole, warnings,
+                      conv.results())

@@ -201,7 +201,7 @@ async def _rescore_conversation(run: RunResult, case: CompiledCase, out: Rescore
         out.needs_judge += judged
     else:
         out.judge_calls += judged
-    results, eval_error = await score_turns(case, turns, None, judge=judge, predicates=predicates, pool=pool)
+    results, eval_error, _ = await score_turns(case, turns, None, judge=judge, predicates=predicates, pool=pool)
     error = run.error if conversation.ended_by == "error" else eval_error
     score = 0.0 if error is not None else 1.0
     for r in results:

@@ -26,7 +26,7 @@ from ._threads import DaemonPool
 class PlayedTurn:
     """A turn while it is played (a `TurnResult` once the run ends)."""
 
-    __slots__ = ("number", "message", "simulated", "artifacts", "latency", "state", "warnings")
+    __slots__ = ("number", "message", "simulated", "artifacts", "latency", "state", "warnings", "replies")
 
     def __init__(self, number: int, message: str, simulated: bool) -> None:
         self.number, self.message, self.simulated = number, message, simulated
@@ -34,31 +34,41 @@ class PlayedTurn:
         self.latency = 0.0
         self.state: Any = NO_STATE
         self.warnings: list[str] = []
+        self.replies: list[dict[str, Any]] | None = None
+        """The agent's side of the turn as chat messages (`turn_messages`), once made."""
 
 
 async def score_turns(case: CompiledCase, turns: list[PlayedTurn], world: Any, *, judge: JudgeFn | None,
                       predicates: Mapping[str, PredicateFn], pool: DaemonPool,
-                      clock: LoopClock | None = None) -> tuple[list[ExpectationResult], ErrorInfo | None]:
+                      clock: LoopClock | None = None
+                      ) -> tuple[list[ExpectationResult], ErrorInfo | None, RunArtifacts | None]:
     """Every expectation of a conversation's case over its turns (a run's, or a record's for `rescore`): each
-    turn's own on that turn, the whole conversation's on the turns merged; in the order they are written."""
+    turn's own on that turn, the whole conversation's on the turns merged; in the order they are written.
+    Returns the results, the first that could not be evaluated, and the turns merged (`merged`). A judge is
+    shown the conversation up to the end of what it judges (`conversation_prompt`)."""
     timeout = case.settings.timeout_s
     results: list[ExpectationResult] = []
     eval_error: ErrorInfo | None = None
     judged = [t for t in turns if t.artifacts is not None]
     history: list[dict[str, Any]] = []
+    whole = None
     try:
         for turn in turns:
             scoped = case.turns[turn.number - 1].expectations if turn.number <= len(case.turns) else ()
             history.append({"role": "user", "content": turn.message})
             if turn.artifacts is not None and scoped:
-                ctx = EvalContext(artifacts=turn.artifacts, prompt=conversation_prompt(history), world=world,
+                judged_here = any(e.needs_judge for e in scoped)  # only a judge reads the conversation as text
+                prompt = conversation_prompt(history) if judged_here else turn.message
+                ctx = EvalContext(artifacts=turn.artifacts, prompt=prompt, world=world,
                                   duration_s=turn.latency, judge=judge, predicates=predicates,
                                   world_state=turn.state, tools=case.tools)
                 found, error = await evaluate(scoped, ctx, pool=pool, timeout=timeout, clock=clock, turn=turn.number)
                 results.extend(found)
                 eval_error = eval_error or error
             if turn.artifacts is not None:
-                history.extend(turn_messages(turn.message, turn.artifacts, turn.number))
+                replies = turn.replies
+                history.extend(replies if replies is not None else turn_messages(turn.message, turn.artifacts,
+                                                                                 turn.number))
         whole = merged(judged)
         if whole is not None and case.expectations:
             prompt = turns[0].message if len(turns) == 1 else conversation_prompt(history)
@@ -71,7 +81,7 @@ async def score_turns(case: CompiledCase, turns: list[PlayedTurn], world: Any, *
     finally:
         disarm_matches()
     results.sort(key=lambda r: r.line)  # the order they are written in: whole-conversation ones above the turns
-    return results, eval_error
+    return results, eval_error, whole
 
 
 def recorded_turns(conversation: ConversationResult, case: CompiledCase) -> list[PlayedTurn]:

@@ -330,3 +330,17 @@ def test_threads_of_sync_agents_end_with_their_runs() -> None:
     while threading.active_count() > before + 1 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert threading.active_count() <= before + 1  # the pool's worker at most, not one thread a run
+
+
+def test_refusals_read_every_row_of_a_conversation_from_an_examples_file_and_skip_those_of_a_prompt(
+        tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text("m\nhello\nbye\n")
+    (tmp_path / "s.evl").write_text('case "talk {{m}}"\n  user "{{m}}"\n  expect no error\n'
+                                    '  examples from "rows.csv"\n'
+                                    'case "ask {{m}}"\n  prompt "{{m}}"\n  expect no error\n'
+                                    '  examples from "rows.csv"\n')
+    from evaldsl.run._api import flatten_cases
+
+    cases = flatten_cases(evaldsl.load(str(tmp_path / "s.evl")))
+    found = refusals(subject_for(lambda prompt: RunArtifacts()), cases, user=None)
+    assert [f.split(": case ")[1].split(" is ")[0] for f in found] == ["'talk hello'", "'talk bye'"]
