@@ -273,9 +273,13 @@ class Conversation:
         if is_awaitable(reply):
             reply = await reply
         tokens = getattr(reply, "tokens", None)
-        if tokens is not None:
+        if type(tokens) is int and tokens >= 0:
             self.user_tokens = (self.user_tokens or 0) + tokens
-        return getattr(reply, "text", reply)
+        text = getattr(reply, "text", reply)
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"the simulated user returned {type(text).__name__}, not its next message (a str) "
+                            "or None (it is done)")
+        return text
 
     async def finish(self, abandoned: bool = False) -> None:
         """Step 4: the world closed and the agent told the conversation is over, whatever happened.

@@ -344,3 +344,14 @@ def test_refusals_read_every_row_of_a_conversation_from_an_examples_file_and_ski
     cases = flatten_cases(evaldsl.load(str(tmp_path / "s.evl")))
     found = refusals(subject_for(lambda prompt: RunArtifacts()), cases, user=None)
     assert [f.split(": case ")[1].split(" is ")[0] for f in found] == ["'talk hello'", "'talk bye'"]
+
+
+def test_a_simulated_user_that_returns_no_text_fails_its_run_saying_so_and_keeps_the_other_cases() -> None:
+    suite = evaldsl.compile('case "sim"\n  simulated user "x"\n  expect no error\n'
+                            'case "other"\n  prompt "p"\n  expect no error\n', filename="x.evl")
+    report = evaldsl.run_suite(lambda m, ctx: RunArtifacts(final_text="ok"), suite, user=lambda **kw: 3)
+    sim, other = report.cases
+    assert sim.status == "error" and other.status == "passed"
+    assert sim.runs[0].error.message == ("the simulated user returned int, not its next message (a str) or None "
+                                         "(it is done)")
+    assert sim.runs[0].conversation is not None and sim.runs[0].conversation.ended_by == "error"
