@@ -46,7 +46,7 @@ def area(frame) -> str:  # type: ignore[no-untyped-def]
         if f.endswith("models/_judge.py"):
             return "judge"
         if "evaldsl/" in f:
-            if f.endswith("run/_context.py") or f.endswith("compile/_model.py"):
+            if f.endswith("run/_context.py") or "compile/_model" in f:  # _model.py and the _model_*.py it gathers
                 if any(g.endswith("models/_loop.py") for g in files):
                     return "tool loop"
             if ("evaldsl/syntax/" in f or "evaldsl/compile/" in f) and not in_run:
