@@ -14,9 +14,13 @@ expressions), `_ast_settings` (the suite's head lines and the settings),
 `_ast_tools` (a `tool` block and its lines), `_ast_case` (a `case` block
 and its lines); this one holds the file: `Suite`, its items and comments,
 and the unions of statements.
-"""
 
-from __future__ import annotations
+None of these modules uses ``from __future__ import annotations``: pydantic
+would then evaluate the text of every field's annotation as each class is
+made, at every start of every process (about 21 M instructions of a
+one-case `check`, bench/README.md). A name used before its class is made is
+quoted (``expr: "Expr"``).
+"""
 
 from typing import Annotated, Literal, Union
 

@@ -5,8 +5,6 @@ A case's body may also hold any setting (`SettingStmt`, from `_ast_settings`).
 Re-exported by `_ast`.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, Union
 
 from pydantic import Field

@@ -5,8 +5,6 @@ in a suite's head, where it is every case's default, or in a case, where it
 overrides that default. Re-exported by `_ast`.
 """
 
-from __future__ import annotations
-
 from typing import Literal, Union
 
 from ._ast_base import Node

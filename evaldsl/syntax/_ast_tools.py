@@ -4,8 +4,6 @@
 line (in `_ast_case`) ends with. Re-exported by `_ast`.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, Union
 
 from pydantic import Field
@@ -21,7 +19,7 @@ class SimpleType(Node):
 
 class ArrayType(Node):
     kind: Literal["array_type"] = "array_type"
-    of: Type | None = None
+    of: "Type | None" = None
 
 
 class OneOfType(Node):
