@@ -1,7 +1,8 @@
 """`evaldsl check`, `fmt`, `compile` and `schema`: the language commands.
 
-Argument parsing and printing only; each command calls the library. None
-of this imports httpx or jinja2, so `check` starts fast.
+Argument parsing and printing only; each command calls the library (the
+.evl files that paths name: `evaldsl.plan._files`, shared with `run` and
+`rescore`). None of this imports httpx or jinja2, so `check` starts fast.
 """
 
 from __future__ import annotations
@@ -9,69 +10,11 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-
-def expand_paths(paths: Iterable[str]) -> list[Path]:
-    """Files as given; directories become every *.evl below them, sorted (recursive)."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*.evl") if p.is_file()))
-        else:
-            out.append(path)
-    return out
-
-
-class PathProblem(Exception):
-    """Paths that name no .evl file to work on; ``problems`` holds one line for each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
-def evl_files(paths: Iterable[str], *, missing_ok: bool = False) -> list[Path]:
-    """`expand_paths`, refusing a directory that holds no .evl file and (unless ``missing_ok``)
-    a path that does not exist, with the near names in its directory.
-
-    Raises:
-        PathProblem: naming every such path, not only the first.
-    """
-    out: list[Path] = []
-    problems: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = expand_paths([raw])
-            if not found:
-                problems.append(f"no .evl files under {raw}")
-            out.extend(found)
-        elif missing_ok or path.exists():
-            out.append(path)
-        else:
-            problems.append(f"no such file or directory: {raw}{_near(raw)}")
-    if problems:
-        raise PathProblem(problems)
-    return out
-
-
-def _near(raw: str) -> str:
-    """` (did you mean ...?)` naming the .evl files and folders beside a missing path that are
-    close to its name; '' when none is."""
-    stripped = raw.rstrip("/\\") or raw  # `suits/` is the name `suits`
-    folder = os.path.dirname(stripped)
-    try:
-        names = [e.name for e in os.scandir(folder or ".") if e.is_dir() or e.name.endswith(".evl")]
-    except OSError:
-        return ""
-    near = difflib.get_close_matches(os.path.basename(stripped), names, n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(os.path.join(folder, n) for n in near)}?)" if near else ""
+from ..plan._files import PathProblem, evl_files, expand_paths
 
 
 def add_language_commands(sub: Any) -> None:
