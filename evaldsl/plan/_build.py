@@ -163,10 +163,13 @@ def _executor(request: RunRequest) -> Any:
     if request.models.models:
         raise PlanUsage("--executor ray runs an --agent or a --harness; a --model run stays in this process "
                         "(its cost is waiting on the endpoint, which -j already spreads)")
+    spec = request.agent or request.harness
+    if spec is None:
+        raise PlanUsage("--executor ray runs an --agent or a --harness (each Ray worker imports it from its "
+                        "MODULE:ATTR); an --agent-cmd or --agent-url run stays in this process")
     from ..run._ray import RayExecutor, RayUnavailable
 
     try:
-        return RayExecutor(request.agent or request.harness, kind="agent" if request.agent else "harness",
-                           connect=True)
+        return RayExecutor(spec, kind="agent" if request.agent else "harness", connect=True)
     except RayUnavailable as exc:
         raise PlanUsage(f"--executor ray: {exc}") from None

@@ -74,7 +74,7 @@ def _bridge_subject(request: RunRequest) -> Any:
             return agent_subject(CommandAgent(cmd, upstream=request.upstream))
         from ..agents import HttpAgent
 
-        return agent_subject(HttpAgent(url))
+        return agent_subject(HttpAgent(str(url)))
     except ValueError as exc:
         raise PlanUsage(f"{option} {value}: {exc}") from None
 

@@ -85,10 +85,10 @@ def check_model_options(request: RunRequest) -> None:
         if value is not None and not m.user_model:
             raise PlanUsage(f"{option} applies to the simulated user's model (--user-model)")
     if not m.models and not m.judge and not m.user_model:
-        for option, value in (("--base-url", m.base_url), ("--temperature", m.temperature),
-                              ("--max-tokens", m.max_tokens), ("--seed", m.seed),
-                              ("--judge-template", m.judge_template), ("--judge-base-url", m.judge_base_url)):
-            if value is not None:
+        given = {"--base-url": m.base_url, "--temperature": m.temperature, "--max-tokens": m.max_tokens,
+                 "--seed": m.seed, "--judge-template": m.judge_template, "--judge-base-url": m.judge_base_url}
+        for option, setting in given.items():
+            if setting is not None:
                 raise PlanUsage(f"{option} applies to a model run (--model) or a judge (--judge)")
         return
     from ..models._backends import parse_spec

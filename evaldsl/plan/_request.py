@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 LAST_RECORD = Path(".evaldsl") / "last.json"
 """Where every run leaves its record, relative to the current directory."""
@@ -86,7 +86,7 @@ class Display:
 
     quiet: bool = False
     verbose: int = 0
-    tb: str = "short"
+    tb: Literal["long", "short", "line", "no"] = "short"
 
 
 @dataclass(frozen=True)

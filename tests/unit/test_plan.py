@@ -141,3 +141,11 @@ def test_the_cli_hands_its_arguments_on_as_the_request() -> None:
     assert (made.outputs.json, made.outputs.html, made.root, made.suite_cache) == ("r.json", "r.html", ".", False)
     assert (made.models.judge, made.models.cache, made.models.models) == ("openai:j", False, ())
     assert (made.display.quiet, made.display.verbose, made.display.tb, made.argv) == (True, 2, "no", tuple(argv))
+
+
+def test_ray_runs_only_what_a_worker_can_import(work: Path) -> None:
+    """`--executor ray` rebuilds the agent in each worker from its MODULE:ATTR: a command or an endpoint
+    has none, so that is refused before anything runs (it used to reach Ray with no spec at all)."""
+    with pytest.raises(PlanUsage, match="--executor ray runs an --agent or a --harness .*--agent-cmd"):
+        build_plan(request(agent=None, agent_cmd="cat", executor="ray"), out=io.StringIO(), err=io.StringIO())
+    assert not (work / ".evaldsl").exists()
