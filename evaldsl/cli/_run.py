@@ -30,7 +30,7 @@ import sys
 import traceback
 from typing import Any
 
-from ..plan._request import DEFAULT_CONCURRENCY, LAST_FAILED
+from ..plan._defaults import DEFAULT_CONCURRENCY, LAST_FAILED
 from . import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NO_TESTS, EXIT_OK, EXIT_USAGE, positive_int
 
 _EPILOG = """\

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import _inputs
+from ._defaults import LAST_RECORD
 from ._models import ModelSetup, model_setup, unreached_dropped
 from ._plan import RunPlan
-from ._request import LAST_RECORD, NothingSelected, PlanUsage, RunRequest, recorded_command
+from ._request import NothingSelected, PlanUsage, RunRequest, recorded_command
 from ._resume import resume_in_folder
 
 

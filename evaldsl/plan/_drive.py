@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ._build import build_plan
+from ._defaults import LAST_RECORD
 from ._end import (
     FullRecord,
     finish,
@@ -28,7 +29,7 @@ from ._end import (
 )
 from ._models import check_model_options
 from ._plan import RunPlan
-from ._request import LAST_RECORD, PlanUsage, RunRequest
+from ._request import PlanUsage, RunRequest
 from ._resume import EndpointDown, keeping_the_record, resume_command, resume_target
 
 

@@ -14,8 +14,8 @@ import os
 import time
 from typing import Any, TextIO
 
+from ._defaults import LAST_FAILED, LAST_RECORD
 from ._plan import RunPlan
-from ._request import LAST_FAILED, LAST_RECORD
 
 
 class FullRecord:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._request import LAST_FAILED, PlanUsage, RunRequest
+from ._defaults import LAST_FAILED
+from ._request import PlanUsage, RunRequest
 
 
 def check_targets(request: RunRequest) -> None:

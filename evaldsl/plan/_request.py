@@ -6,24 +6,17 @@ record keeps is `RunRequest.argv`, given by the caller). Everything here is a
 frozen dataclass, so that a request can be shared, compared and changed only
 by `dataclasses.replace` (as `--resume DIR` does, once a model).
 
-This module imports nothing heavy: the CLI's parser reads its constants.
+`_defaults` holds the constants the CLI's parser reads (this module's dataclasses cost a few
+milliseconds to make, which a command that does not run should not pay).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-LAST_RECORD = Path(".evaldsl") / "last.json"
-"""Where every run leaves its record, relative to the current directory."""
-LAST_FAILED = Path(".evaldsl") / "lastfailed.json"
-"""The ids of the cases that failed when they last ran, for `--lf` (see `report._lastfailed`)."""
-
-DEFAULT_CONCURRENCY = 8
-"""The runner's default (`run._scheduler.DEFAULT_CONCURRENCY`, kept equal by a test); repeated here so that
-the CLI's parser, which every command builds, does not import the runner."""
+from ._defaults import DEFAULT_CONCURRENCY
 
 
 class PlanUsage(Exception):
