@@ -12,7 +12,8 @@ several commands share is either library work, and lives in the library
 (`evaldsl.plan`: model options, the .evl files paths name, the recorded
 command line), or a piece of argument parsing itself, and lives here, in
 the package, which they import as ``from . import name``: the exit codes
-and the argparse ``type=`` functions. The package imports its command
+the argparse ``type=`` functions and the options several commands take
+alike (``--root``, the suite cache's). The package imports its command
 modules only inside `build_parser`, so importing one of them (which loads
 this package first) never meets a half-made package.
 """
@@ -29,6 +30,18 @@ EXIT_INTERRUPTED = 2
 EXIT_INTERNAL = 3
 EXIT_USAGE = 4
 EXIT_NO_TESTS = 5
+
+
+ROOT_HELP = "refuse `use` and `examples from` paths outside DIR (for suites you did not write)"
+"""``--root``'s help, one wording for check, compile, run and lsp."""
+
+
+def add_suite_cache_options(p: argparse.ArgumentParser) -> None:
+    """--suite-cache-dir and --no-suite-cache, as check and run take them (docs/running.md, "The suite cache")."""
+    from ..compile._suite_cache import DIR_HELP, OFF_HELP
+
+    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
 
 
 def positive_int(text: str) -> int:

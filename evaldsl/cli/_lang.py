@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..plan._files import PathProblem, evl_files, expand_paths
+from . import ROOT_HELP, add_suite_cache_options
 
 
 def add_language_commands(sub: Any) -> None:
@@ -28,8 +29,7 @@ def add_language_commands(sub: Any) -> None:
                      help="a harness whose custom predicates are known (unknown names become errors)")
     who.add_argument("--agent", metavar="MODULE:ATTR",
                      help="the agent the suites are for: warn when it cannot see their `system` or mock tools")
-    p.add_argument("--root", metavar="DIR",
-                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    p.add_argument("--root", metavar="DIR", help=ROOT_HELP)
     p.add_argument("--import-worlds", action="store_true",
                    help="import each suite's `world` file (runs its Python) so that its tools' names are "
                         "checked like declared tools; without it, no Python is run and they are not checked")
@@ -50,21 +50,12 @@ def add_language_commands(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile one .evl file and print what it compiles to")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--json", action="store_true", help="the compiled suite as JSON, for tools")
-    p.add_argument("--root", metavar="DIR",
-                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    p.add_argument("--root", metavar="DIR", help=ROOT_HELP)
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("schema", help="print the JSON Schema of the .evl AST (or of the run record)")
     p.add_argument("--record", action="store_true", help="the run record's schema instead")
     p.set_defaults(func=cmd_schema)
-
-
-def add_suite_cache_options(p: Any) -> None:
-    """--suite-cache-dir and --no-suite-cache (as `run` has them): docs/running.md, "The suite cache"."""
-    from ..compile._suite_cache import DIR_HELP, OFF_HELP
-
-    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
 
 
 def _predicates_of(spec: str | None) -> dict[str, Any] | None:

@@ -31,7 +31,17 @@ import traceback
 from typing import Any
 
 from ..plan._defaults import DEFAULT_CONCURRENCY, LAST_FAILED
-from . import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NO_TESTS, EXIT_OK, EXIT_USAGE, positive_int
+from . import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_NO_TESTS,
+    EXIT_OK,
+    EXIT_USAGE,
+    ROOT_HELP,
+    add_suite_cache_options,
+    positive_int,
+)
 
 _EPILOG = """\
 exit codes: 0 all passed; 1 a case failed or errored; 2 interrupted (finished
@@ -75,12 +85,8 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--out", metavar="DIR", help="write the run record to DIR/<model>_<timestamp>.json")
     p.add_argument("--resume", metavar="FILE", help="finish an interrupted record: run only its missing cases")
     p.add_argument("--html", metavar="FILE", help="write the HTML dashboard of the run to FILE at the end")
-    p.add_argument("--root", metavar="DIR",
-                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
-    from ..compile._suite_cache import DIR_HELP, OFF_HELP
-
-    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
+    p.add_argument("--root", metavar="DIR", help=ROOT_HELP)
+    add_suite_cache_options(p)
     p.add_argument("--model-name", metavar="NAME", help="the agent's name in the record (default: its own)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="run only the I-th of N slices of the selected cases (for CI matrices; see docs/scale.md)")
