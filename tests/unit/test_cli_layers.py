@@ -67,6 +67,21 @@ def test_no_library_module_imports_the_cli() -> None:
     assert bad == {}
 
 
+def test_the_run_plan_sits_right_below_the_cli() -> None:
+    """`evaldsl.plan` is imported by the CLI (and may be by the pytest plugin), never by what it builds on."""
+    bad = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent)
+        if relative.parts[1] in ("cli", "plan", "__main__.py", "pytest_plugin.py"):
+            continue
+        module = ".".join(relative.with_suffix("").parts)
+        found = [f"{line}: {target}" for line, target in _imported(ast.parse(path.read_text(encoding="utf-8")), module)
+                 if target == "evaldsl.plan" or target.startswith("evaldsl.plan.")]
+        if found:
+            bad[str(relative)] = found
+    assert bad == {}
+
+
 def test_the_checks_see_every_form_of_import() -> None:
     """The two checks above would catch each way a rule can be broken (so their passing means something)."""
     forms = ["from ._run import cmd_run", "from . import _lang", "from . import EXIT_OK, _report",
