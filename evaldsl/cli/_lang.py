@@ -302,9 +302,9 @@ def diagnostic_json(diagnostic: Any) -> dict[str, Any]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.record:
-        from ..run._record import EvalReport
+        from ..run._record import record_schema
 
-        schema = EvalReport.model_json_schema()
+        schema = record_schema()
     else:
         from ..syntax._ast import Suite
 

@@ -326,12 +326,12 @@ def _prelude(session: _Session, head: list[Any], tool_blocks: list[a.Tool], file
 def _world(session: _Session, head: list[Any], tools: dict[str, CompiledTool], tool_blocks: list[a.Tool],
            base: Path) -> Any:
     """The suite's `world` (loaded when the session imports worlds), its tools added to ``tools``."""
-    from ._worlds_compile import suite_world
-
     found = [stmt for stmt in head if isinstance(stmt, a.WorldStmt)]
     session.has_world = bool(found)
     if not found:
         return None
+    from ._worlds_compile import suite_world  # here: a suite without a world does not import its machinery
+
     return suite_world(session, found, tools, tool_blocks, base)
 
 
