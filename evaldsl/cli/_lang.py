@@ -1,7 +1,7 @@
 """`evaldsl check`, `fmt`, `compile` and `schema`: the language commands.
 
 Argument parsing and printing only; each command calls the library (the
-.evl files that paths name: `evaldsl.plan._files`, shared with `run` and
+.evl files that paths name: `evaldsl.plan._paths`, shared with `run` and
 `rescore`). None of this imports httpx or jinja2, so `check` starts fast.
 """
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..plan._files import PathProblem, evl_files, expand_paths
+from ..plan._paths import PathProblem, evl_files, expand_paths
 from . import ROOT_HELP, add_suite_cache_options
 
 

@@ -144,7 +144,7 @@ def _default_target(record: Path) -> Path:
 
 def _compile(paths: list[str], *, from_record: bool) -> list[Any]:
     from ..compile._loading import compile_files
-    from ..plan._files import expand_paths
+    from ..plan._paths import expand_paths
     from ..syntax._diagnostics import EvlError
 
     missing = [p for p in paths if not Path(p).exists()]

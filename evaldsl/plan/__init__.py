@@ -7,7 +7,7 @@ or `build_plan(request)` for one `RunPlan` to look at or hand to `run_plan`. Wha
 `PlanUsage` (or `NothingSelected`) with one message; the run's end is an `Outcome`. The CLI's `run`
 command is the request made from its arguments and the outcome made an exit code, nothing more.
 
-Modules, by meaning: `_request` (the request, light enough for the parser to read), `_files` (the
+Modules, by meaning: `_request` (the request; `_defaults`, its constants, for the parser), `_paths` (the
 .evl files paths name), `_models` (model, judge, simulated user, cache), `_inputs` (agent, suites,
 selection, --lf, the record resumed), `_resume` (finishing an interrupted run), `_plan` (`RunPlan`),
 `_build` (`build_plan`), `_end` (the run's end and its outputs), `_drive` (`run_plan`, `run_request`).
@@ -51,7 +51,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Every name imported on first use: `evaldsl check` reads `_files` alone and pays for nothing else
+    """Every name imported on first use: `evaldsl check` reads `_paths` alone and pays for nothing else
     (making the request's dataclasses costs a few milliseconds)."""
     module = _LAZY.get(name)
     if module is None:

@@ -33,7 +33,7 @@ def check_targets(request: RunRequest) -> None:
 def files_of(paths: Sequence[str]) -> list[Path]:
     """The .evl files the paths name (directories searched recursively, as `check` does);
     a path that does not exist, or a directory without one, is a usage error."""
-    from ._files import PathProblem, evl_files
+    from ._paths import PathProblem, evl_files
 
     try:
         return evl_files(paths)
@@ -85,7 +85,7 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest) -> list[An
     from ..compile._loading import compile_files
     from ..compile._suite_cache import suite_cache
     from ..syntax._diagnostics import EvlError
-    from ._files import unique_files
+    from ._paths import unique_files
 
     predicates = subject.predicates if subject.kind == "harness" else None
     cache = suite_cache(request.suite_cache_dir, root=request.root, enabled=request.suite_cache)
