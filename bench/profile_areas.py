@@ -59,8 +59,8 @@ def area(frame) -> str:  # type: ignore[no-untyped-def]
                 return "terminal"
             if "evaldsl/report/" in f:
                 return "report (other)"
-            if "evaldsl/cli/" in f:
-                return "cli"
+            if "evaldsl/cli/" in f or "evaldsl/plan/" in f:
+                return "cli"  # the command and the run plan it hands on (evaldsl/plan/ since issue 28)
             return "evaldsl (other)"
         if "/lark/" in f:
             return "parse+compile"

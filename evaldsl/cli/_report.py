@@ -89,11 +89,43 @@ def _html(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
     return EXIT_OK
 
 
-def _more_formats() -> dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]]:
-    from ._outputs import REPORT_FORMATS  # markdown, junit
+def _markdown(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
+    """Each record's summary; with two, their comparison first."""
+    from ..report._compare import compare_records
+    from ..report._markdown import markdown_comparison, markdown_summary
 
-    return dict(REPORT_FORMATS)
+    parts = []
+    if len(records) == 2:
+        (name_a, a), (name_b, b) = records
+        parts.append(markdown_comparison(compare_records(a, b), a_name=name_a, b_name=name_b))
+    parts += [markdown_summary(report) for _, report in records]
+    return _emit(args, "\n".join(parts), "Markdown summary")
 
 
-FORMATS: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]] = {"html": _html, **_more_formats()}
+def _junit(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
+    """One record as JUnit XML."""
+    from ..report._junit import junit_xml
+
+    if len(records) != 1:
+        raise _Usage(f"--format junit takes one record, not {len(records)}")
+    return _emit(args, junit_xml(records[0][1]), "JUnit XML")
+
+
+def _emit(args: argparse.Namespace, text: str, what: str) -> int:
+    """To ``-o FILE`` (atomically) or stdout."""
+    from ..report._json import write_atomic
+
+    if not args.output:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        write_atomic(args.output, text)
+    except OSError as exc:
+        raise _Usage(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(f"evaldsl: {what} written to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+FORMATS: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]] = {
+    "html": _html, "markdown": _markdown, "junit": _junit}
 """Output formats of `evaldsl report`: name -> writer."""

@@ -204,7 +204,7 @@ def test_lastfailed_is_written_as_json_dumps_writes_it(ids: list[str]) -> None:
 def test_the_run_s_ids_for_lastfailed_are_case_ref_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`evaldsl run` folds its cases in by their keys in the keeper (no second normalizing): the same ids
     `case_ref` makes of the cases' own files, in record order, whatever order they finished in."""
-    from evaldsl.cli._run_end import _RanCases
+    from evaldsl.plan._plan import RanCases as _RanCases
     from evaldsl.report._keeper import RecordKeeper
     from evaldsl.run._select import case_key
 
