@@ -203,6 +203,9 @@ class _LazyJudge:
         self._judge: Any = None
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> Any:  # `--executor ray` sends it to each worker: its backend, and a lock of its own
+        return _LazyJudge, (self.backend,)
+
     def __call__(self, **kwargs: Any) -> Any:
         with self._lock:  # called from worker threads
             if self._judge is None:
