@@ -81,12 +81,7 @@ def _html(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
     from ..report._html_compare import comparison_for
 
     html = render_html(records, title=args.title, comparison=comparison_for(records))
-    try:
-        write_html(args.output, html)
-    except OSError as exc:
-        raise _Usage(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    print(f"evaldsl: dashboard of {len(records)} record(s) written to {args.output}", file=sys.stderr)
-    return EXIT_OK
+    return _write(args.output, html, f"dashboard of {len(records)} record(s)", write_html)
 
 
 def _markdown(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
@@ -118,11 +113,16 @@ def _emit(args: argparse.Namespace, text: str, what: str) -> int:
     if not args.output:
         sys.stdout.write(text)
         return EXIT_OK
+    return _write(args.output, text, what, write_atomic)
+
+
+def _write(path: str, text: str, what: str, write: Callable[[str, str], Any]) -> int:
+    """``write`` ``text`` to ``path``, said on stderr; a file that cannot be written is a usage error."""
     try:
-        write_atomic(args.output, text)
+        write(path, text)
     except OSError as exc:
-        raise _Usage(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    print(f"evaldsl: {what} written to {args.output}", file=sys.stderr)
+        raise _Usage(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"evaldsl: {what} written to {path}", file=sys.stderr)
     return EXIT_OK
 
 
