@@ -73,8 +73,11 @@ def key_file() -> Path:
 
 
 def cache_home() -> Path:
-    """evaldsl's own folder in the user's cache: ``$XDG_CACHE_HOME/evaldsl``, else ``~/.cache/evaldsl``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """evaldsl's own folder in the user's cache: ``$XDG_CACHE_HOME/evaldsl``, else ``~/.cache/evaldsl``;
+    OSError when there is no home folder to put it in (no ``HOME``, no entry in the password file)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # "~" left as it is: a relative folder would land in the working directory
+        raise OSError(f"no home folder for evaldsl's cache ({base!r}); set XDG_CACHE_HOME")
     return Path(base) / "evaldsl"
 
 

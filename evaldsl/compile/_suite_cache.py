@@ -173,8 +173,9 @@ class SuiteCache:
 
     def _mac_key(self) -> bytes | None:
         if self._key is None and not self._broken:
-            where = self._key_file or key_file()
+            where: Path | str = self._key_file or "the user's cache folder"
             try:
+                where = self._key_file or key_file()
                 self._key = load_or_make_key(where)
             except OSError as exc:
                 self._give_up(f"cannot keep its key in {where} ({exc.strerror or exc})")

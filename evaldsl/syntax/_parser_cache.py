@@ -43,10 +43,10 @@ def load_parser(grammar: bytes, relink: Callable[[Any], None]) -> Any:
     """The cached ``(parser, joiner)`` for ``grammar``, ``relink``-ed; None when there is none to use."""
     if _off():
         return None
-    key = _files.read_key(_files.key_file())  # no key yet: nothing was ever written with it
-    if key is None:
-        return None
     try:
+        key = _files.read_key(_files.key_file())  # no key yet: nothing was ever written with it
+        if key is None:
+            return None
         body = _files.unseal(_entry(grammar).read_bytes(), FORMAT, key)
     except (OSError, _files.Unsealed):
         return None

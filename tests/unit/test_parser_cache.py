@@ -122,3 +122,18 @@ def test_a_second_process_loads_the_parser_the_first_one_kept(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert second.stdout.strip() == "loaded", second.stderr
+
+
+def test_without_a_home_folder_nothing_is_kept_and_nothing_fails(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    from evaldsl import _files
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr("os.path.expanduser", lambda path: path)  # no HOME, no password entry: "~" stays
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OSError, match="no home folder"):
+        _files.cache_home()
+    parser, joiner = _grammar.build_parser()
+    _parser_cache.save_parser(_grammar_bytes(), parser, joiner)
+    assert _parser_cache.load_parser(_grammar_bytes(), _grammar.relink) is None
+    assert not any(tmp_path.iterdir())  # no "~" folder made in the working directory
