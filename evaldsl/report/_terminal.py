@@ -73,6 +73,8 @@ class Digest:
     def __init__(self, details: Details | None = None) -> None:
         self.details = details if details is not None else Details()
         """How much of each failed case is shown beside its failures (final text, calls, traceback)."""
+        self._shows_runs = type(self.details) is not Details or self.details.verbosity >= 1
+        """False when a failed run without an error shows nothing below its failures (``-q``)."""
         self._groups: dict[tuple[str, str], _Group] = {}
         self._spool = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._spooled = 0
@@ -149,7 +151,8 @@ class Digest:
         status = case.status
         group.add_run(status, case.score, run)
         if status == "failed" or status == "error":  # ("error" too: a CaseResult made by hand may say so)
-            self._note(position, _FAILURE, status, self._with_details(self._plain_failure_body(case, run), case))
+            body = self._plain_failure_body(case, run)  # (no error, so no traceback: -q shows no details)
+            self._note(position, _FAILURE, status, self._with_details(body, case) if self._shows_runs else body)
         elif status == "passed" or status == "xpassed":
             for e in run.expectations:
                 if 0 < e.credit < 1 and run.passed:  # rare: the general path's text

@@ -181,15 +181,16 @@ def _plain_artifacts(art: RunArtifacts) -> bool:
 NO_WARNINGS: tuple[str, ...] = ()
 
 
-def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
-    """``art`` made safe for the record, and a warning per change (none in the common case).
+def make_safe(art: RunArtifacts, duration: float | None = None) -> tuple[RunArtifacts, Sequence[str]]:
+    """``art`` made safe for the record, and a warning per change (none in the common case). ``duration``:
+    the run's seconds, put in the copy of plain artifacts that hold none (what `_scoring` would set next).
 
     Raises:
         Refused: for a negative ``tokens`` or a negative or non-finite ``duration_s``.
     """
     try:
         if _plain_artifacts(art):
-            return _own_copy(art), NO_WARNINGS
+            return _own_copy(art, duration), NO_WARNINGS
     except RecursionError:  # pragma: no cover - _plain stops at MAX_DEPTH; a hostile __eq__ could still recurse
         pass
     fixer = _Fixer()
@@ -209,14 +210,17 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
     return RunArtifacts.model_construct(**fields), fixer.warnings()
 
 
-def _own_copy(art: RunArtifacts) -> RunArtifacts:
+def _own_copy(art: RunArtifacts, duration: float | None = None) -> RunArtifacts:
     """``art`` with its own containers (plain JSON already, see `_plain_artifacts`): an agent that keeps
     the list it returned, or a call's arguments, and changes them after its run ended (the next run's
-    calls appended to the same list, say) changes nothing in this run's record. Strings are shared."""
+    calls appended to the same list, say) changes nothing in this run's record. Strings are shared.
+    ``duration`` goes in the copy when ``art`` holds none (one copy a run, not a second for it)."""
     calls, transcript = art.tool_calls, art.transcript
-    if not calls and not transcript:
-        return art
     fields = dict(art.__dict__)
+    if duration is not None and fields["duration_s"] is None:
+        fields["duration_s"] = duration
+    elif not calls and not transcript:
+        return art
     fields["tool_calls"] = [_constructed(ToolCall, {"name": c.name, "args": _copied(decoded_args(c.args)),
                                                     "result": _copied(c.result)}) for c in calls]
     fields["transcript"] = _copied(transcript)

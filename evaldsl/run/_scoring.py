@@ -71,7 +71,7 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
     """The run whose agent returned ``raw`` after ``latency`` seconds, scored: its artifacts made safe and
     every expectation evaluated (`execute_run`'s end, and the lanes' (`_lanes`) for each agent call they
     made). The loop time from ``began`` on is added to ``clock``. Suspends only for a judge."""
-    artifacts, problem, warnings = coerce_artifacts(raw)
+    artifacts, problem, warnings = coerce_artifacts(raw, latency)
     if artifacts is None:
         clock.busy += time.perf_counter() - began
         return _error_run(index, latency, problem)
@@ -208,8 +208,10 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:
-    """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`).
+def coerce_artifacts(raw: Any, duration: float | None = None) -> tuple[RunArtifacts | None, ErrorInfo | None,
+                                                                       Sequence[str]]:
+    """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`); ``duration``
+    (the run's seconds) set in the copy made when it holds none, where the copy is made anyway.
 
     Returns (artifacts, None, warnings), or (None, the error, []) for anything
     else, naming the type or the invalid field.
@@ -225,7 +227,7 @@ def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, S
         message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
         return None, ErrorInfo(type="TypeError", message=message, kind="invalid_artifacts"), []
     try:
-        artifacts, warnings = make_safe(raw)
+        artifacts, warnings = make_safe(raw, duration)
     except Refused as exc:
         return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}",
                                kind="invalid_artifacts"), []

@@ -39,3 +39,17 @@ def test_the_copy_is_what_model_construct_made(art: RunArtifacts) -> None:
     new.tool_calls.append(ToolCall(name="later"))  # assignment and mutation work as on any model
     new.final_text = "changed"
     assert "final_text" in new.model_fields_set and art.final_text != "changed"
+
+
+@pytest.mark.parametrize("art", [*CASES, RunArtifacts(final_text="no calls"), RunArtifacts()])
+def test_the_run_s_duration_set_in_that_copy_is_what_a_second_copy_for_it_made(art: RunArtifacts) -> None:
+    from evaldsl.run._safe import make_safe
+    from evaldsl.run._scoring import _with_duration
+
+    new, warnings = make_safe(art, 0.25)
+    old = _own_copy(art)
+    old = old if old.duration_s is not None else _with_duration(old, 0.25)
+    assert not warnings and new == old and new.model_dump_json() == old.model_dump_json()
+    assert list(new.__dict__) == list(old.__dict__)
+    assert new.duration_s == (art.duration_s if art.duration_s is not None else 0.25)
+    assert art.duration_s != 0.25  # the agent's own object is not changed
