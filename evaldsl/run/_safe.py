@@ -223,7 +223,7 @@ def _own_copy(art: RunArtifacts, duration: float | None = None) -> RunArtifacts:
         return art
     fields["tool_calls"] = [_constructed(ToolCall, {"name": c.name, "args": _copied(decoded_args(c.args)),
                                                     "result": _copied(c.result)}) for c in calls]
-    fields["transcript"] = _copied(transcript)
+    fields["transcript"] = _copied(transcript) if transcript else []
     return _constructed(RunArtifacts, fields)
 
 
@@ -253,12 +253,21 @@ def decoded_args(args: Any) -> Any:
 
 
 def _copied(value: Any) -> Any:
-    """A copy of plain JSON (dicts and lists new, everything else shared)."""
+    """A copy of plain JSON (dicts and lists new, everything else shared): each container copied at once
+    (in C), then only its containers copied again, a level down (most arguments hold none)."""
     kind = type(value)
     if kind is dict:
-        return {k: _copied(v) for k, v in value.items()}
+        copy = value.copy()
+        for k, v in copy.items():
+            if type(v) is dict or type(v) is list:
+                copy[k] = _copied(v)  # (a value replaced, no key added: the iteration stands)
+        return copy
     if kind is list:
-        return [_copied(v) for v in value]
+        copy = value.copy()
+        for i, v in enumerate(copy):
+            if type(v) is dict or type(v) is list:
+                copy[i] = _copied(v)
+        return copy
     return value
 
 
