@@ -43,6 +43,7 @@ from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
 from ._record import ERROR_KINDS, ErrorInfo
+from ._trusted import made
 
 MAX_DEPTH = 100
 """Nesting deeper than this is recorded as the repr of what lies below."""
@@ -231,12 +232,7 @@ def _constructed(cls: type[Any], fields: dict[str, Any]) -> Any:
     """``cls.model_construct(**fields)`` when ``fields`` names every field in declaration order (both
     models forbid extras and have no private attributes), written out: pydantic's own loops over the
     fields cost more than the copy (about 7 us a run, bench/README.md, issue 28)."""
-    model = object.__new__(cls)
-    object.__setattr__(model, "__dict__", fields)
-    object.__setattr__(model, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
-    return model
+    return made(cls, fields, set(fields))
 
 
 def decoded_args(args: Any) -> Any:

@@ -56,7 +56,7 @@ from ._safe import (
     text_ok,
 )
 from ._threads import DaemonPool
-from ._trusted import expectation, run_result
+from ._trusted import expectation, made, run_result
 
 
 class NoJudge(RuntimeError):
@@ -102,12 +102,7 @@ def _with_duration(artifacts: RunArtifacts, latency: float) -> RunArtifacts:
         return artifacts.model_copy(update={"duration_s": latency})
     fields = artifacts.__dict__.copy()
     fields["duration_s"] = latency
-    copy = object.__new__(RunArtifacts)
-    object.__setattr__(copy, "__dict__", fields)
-    object.__setattr__(copy, "__pydantic_fields_set__", artifacts.__pydantic_fields_set__ | {"duration_s"})
-    object.__setattr__(copy, "__pydantic_extra__", None)
-    object.__setattr__(copy, "__pydantic_private__", None)
-    return copy
+    return made(RunArtifacts, fields, artifacts.__pydantic_fields_set__ | {"duration_s"})
 
 
 async def evaluate(
