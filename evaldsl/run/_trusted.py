@@ -129,3 +129,31 @@ def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, sta
         return _built(CaseResult, fields, _CASE_FIELDS)
     fields["wilson_95"] = {"low": low, "high": high}
     return CaseResult.model_validate(fields)
+
+
+_FLOAT_OR_NONE = (float, type(None))
+
+
+def one_run_case(case: Any, run: RunResult, status: str, score: float, passed: int,
+                 wilson_95: tuple[float, float]) -> CaseResult | None:
+    """`case_result` of a case that ran once (most cases), its values read from the `CompiledCase` here; None
+    when a value is not of the type validation keeps (the caller then takes `case_result`)."""
+    s = case.settings
+    suite, name, file, prompt, line = case.suite, case.name, case.file, case.prompt, case.line
+    tags, xfail = s.tags, s.xfail
+    latency = run.latency_s + 0.0
+    if not (type(suite) is type(name) is type(file) is type(prompt) is str and type(line) is int
+            and type(run) is RunResult and type(status) is str and status in _STATUS_SET and type(score) is float
+            and type(latency) is float and type(s.pass_rate) is float and type(s.repeat) is int
+            and (xfail is None or type(xfail) is str) and (not tags or set(map(type, tags)) <= _ONLY_STR)):
+        return None
+    tools = [tool.name for tool in case.tools] if case.tools else None
+    if tools is not None and not set(map(type, tools)) <= _ONLY_STR:
+        return None
+    low, high = wilson_95
+    fields = {"suite": suite, "name": name, "file": file, "line": line, "prompt": prompt, "status": status,
+              "score": score, "pass_rate": passed / 1, "wilson_95": made(Interval, {"low": low, "high": high},
+                                                                         set(_INTERVAL_FIELDS)),
+              "required_pass_rate": s.pass_rate, "repeat": s.repeat, "latency_s": latency, "tags": list(tags),
+              "skip": None, "xfail": xfail, "runs": [run], "tools": tools}
+    return made(CaseResult, fields, set(_CASE_FIELDS))
