@@ -81,6 +81,8 @@ class Digest:
     def __init__(self, details: Details | None = None) -> None:
         self.details = details if details is not None else Details()
         """How much of each failed case is shown beside its failures (final text, calls, traceback)."""
+        self._files: dict[str, str] = {}
+        """Each file as the listings show it (`_shown`), asked once."""
         self._shows_runs = type(self.details) is not Details or self.details.verbosity >= 1
         """False when a failed run without an error shows nothing below its failures (``-q``)."""
         self._groups: dict[tuple[str, str], _Group] = {}
@@ -120,12 +122,15 @@ class Digest:
         """(status, text) of each note of ``kind``, in record order."""
         keys, ends = self._note_key, self._note_end
         self._flush()
+        held, at = b"", 0  # a block of the spool read at once: notes in order are cut out of it, a read a block
         for i in order:
             key = keys[i]
             if key >> 3 & 3 == kind:
-                start = ends[i - 1] if i else 0
-                self._spool.seek(start)
-                yield _STATUSES[key & 7], self._spool.read(ends[i] - start).decode("utf-8", "surrogatepass")
+                start, end = ends[i - 1] if i else 0, ends[i]
+                if start < at or end > at + len(held):
+                    self._spool.seek(start)
+                    held, at = self._spool.read(max(end - start, self.BLOCK)), start
+                yield _STATUSES[key & 7], held[start - at:end - at].decode("utf-8", "surrogatepass")
 
     def add(self, case: CaseResult, position: int | None = None) -> None:
         """Count one finished case (``position``: its place in the record; default: after the last)."""
@@ -175,7 +180,9 @@ class Digest:
         """`_failure_body` of a case of one run without an error: its head and its failing expectations,
         made in one pass over them, the case's file shown once."""
         file = case.file
-        shown = _shown(file)
+        shown = self._files.get(file)
+        if shown is None:  # (a run's cases are in a few files: each shown once, not a path test a case)
+            shown = self._files[file] = _shown(file)
         lines = [f"{shown}:{case.line} {case.suite}::{case.name}"]
         failed: set[int] = set()
         for e in run.expectations:
