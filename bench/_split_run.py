@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 import time
 
-import evaldsl.cli._run as cli_run
+import evaldsl.plan._inputs as plan_inputs
 from evaldsl.cli import main
 
-_load = cli_run._load
+_load = plan_inputs.load_suites
 
 
 def _timed_load(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -21,7 +21,7 @@ def _timed_load(*args, **kwargs):  # type: ignore[no-untyped-def]
     return suites
 
 
-cli_run._load = _timed_load
+plan_inputs.load_suites = _timed_load
 try:
     code = main(sys.argv[1:])
 finally:

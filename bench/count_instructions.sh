@@ -28,14 +28,17 @@ for n in 1000 2000; do
 done
 cat > "$work/cli.py" <<'PY'
 import contextlib, io, os, sys
-import evaldsl.cli._run as cli_run
+try:  # where the run compiles its suites (a tree before the run plan: the CLI's `_run._load`)
+    import evaldsl.plan._inputs as loading; LOAD = "load_suites"
+except ImportError:
+    import evaldsl.cli._run as loading; LOAD = "_load"
 from evaldsl.cli import main
 if os.environ.get("TO_COMPILED"):  # the run ends once its suites are compiled
-    _load = cli_run._load
+    _load = getattr(loading, LOAD)
     def _stop(*args, **kwargs):
         _load(*args, **kwargs)
         raise SystemExit(0)
-    cli_run._load = _stop
+    setattr(loading, LOAD, _stop)
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
     main(sys.argv[1:])
 PY

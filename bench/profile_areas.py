@@ -46,7 +46,7 @@ def area(frame) -> str:  # type: ignore[no-untyped-def]
         if f.endswith("models/_judge.py"):
             return "judge"
         if "evaldsl/" in f:
-            if f.endswith("run/_context.py") or f.endswith("compile/_model.py"):
+            if f.endswith("run/_context.py") or "compile/_model" in f:  # _model.py and the _model_*.py it gathers
                 if any(g.endswith("models/_loop.py") for g in files):
                     return "tool loop"
             if ("evaldsl/syntax/" in f or "evaldsl/compile/" in f) and not in_run:
@@ -59,8 +59,8 @@ def area(frame) -> str:  # type: ignore[no-untyped-def]
                 return "terminal"
             if "evaldsl/report/" in f:
                 return "report (other)"
-            if "evaldsl/cli/" in f:
-                return "cli"
+            if "evaldsl/cli/" in f or "evaldsl/plan/" in f:
+                return "cli"  # the command and the run plan it hands on (evaldsl/plan/ since issue 28)
             return "evaldsl (other)"
         if "/lark/" in f:
             return "parse+compile"

@@ -4,7 +4,7 @@
     # e.g. 10000 3 InstantAsync,InstantSync (the agents are alternated)
 
 Compiles bench_run.py's CASES cases once (in a temporary folder), then runs the CLI's `run`
-REPEATS times per agent in this process on the compiled suite (`cli._run._load` returns it
+REPEATS times per agent in this process on the compiled suite (`plan._inputs.load_suites` returns it
 again), and prints each run's CPU a case (`time.process_time`, all threads), the main thread's
 share (`time.thread_time`), and the context switches a case (`getrusage`: all, voluntary), then
 the best and median.
@@ -23,12 +23,12 @@ from typing import Any
 
 from bench_run import suite_text
 
-import evaldsl.cli._run as cli_run
+import evaldsl.plan._inputs as plan_inputs
 from evaldsl.cli import main
 
 N, REPEATS, AGENTS = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
 cached: list[Any] = []
-real_load = cli_run._load
+real_load = plan_inputs.load_suites
 
 
 def load(*args: Any, **kwargs: Any) -> Any:
@@ -37,7 +37,7 @@ def load(*args: Any, **kwargs: Any) -> Any:
     return cached[0]
 
 
-cli_run._load = load  # type: ignore[assignment]
+plan_inputs.load_suites = load  # type: ignore[assignment]
 rows: dict[str, list[tuple[float, float, float, float]]] = {agent: [] for agent in AGENTS}
 with tempfile.TemporaryDirectory(prefix="evaldsl-runcpu-") as tmp:
     os.chdir(tmp)

@@ -1,11 +1,21 @@
 """The `evaldsl` command line: argument parsing only; every command calls the library.
 
 Commands register themselves here, one module per command family:
-`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline; its
---junit-xml/--markdown/--upload in `_outputs.py`), `_report.py`, `_compare.py`,
-`_rescore.py`, `_upload.py`.
+`_lang.py` (check, fmt, compile, schema), `_run.py` (run, baseline; the run
+itself is `evaldsl.plan`'s), `_report.py`, `_compare.py`, `_rescore.py`,
+`_upload.py`, `_import.py`, `_lsp.py`, `_merge.py`.
 Exit codes follow pytest: 0 ok, 1 failures, 2 interrupted, 3 internal
 error, 4 usage or compile error, 5 nothing selected.
+
+No command module imports another (tests/unit/test_cli_layers.py): what
+several commands share is either library work, and lives in the library
+(`evaldsl.plan`: model options, the .evl files paths name, the recorded
+command line), or a piece of argument parsing itself, and lives here, in
+the package, which they import as ``from . import name``: the exit codes
+the argparse ``type=`` functions and the options several commands take
+alike (``--root``, the suite cache's). The package imports its command
+modules only inside `build_parser`, so importing one of them (which loads
+this package first) never meets a half-made package.
 """
 
 from __future__ import annotations
@@ -20,6 +30,41 @@ EXIT_INTERRUPTED = 2
 EXIT_INTERNAL = 3
 EXIT_USAGE = 4
 EXIT_NO_TESTS = 5
+
+
+ROOT_HELP = "refuse `use` and `examples from` paths outside DIR (for suites you did not write)"
+"""``--root``'s help, one wording for check, compile, run and lsp."""
+
+
+def add_suite_cache_options(p: argparse.ArgumentParser) -> None:
+    """--suite-cache-dir and --no-suite-cache, as check and run take them (docs/running.md, "The suite cache")."""
+    from ..compile._suite_cache import DIR_HELP, OFF_HELP
+
+    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
+
+
+def positive_int(text: str) -> int:
+    """argparse's ``type=`` for a whole number of at least 1: one wording for a bad number everywhere
+    (argparse names the option: ``argument -j/--concurrency: must be at least 1, not 0``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse's ``type=`` for a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+    return value
 
 
 LANGUAGE_COMMANDS = frozenset({"check", "fmt", "compile", "schema"})

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._types import positive_int
+from . import positive_int
 
 _EPILOG = """\
 B is compared against A: positive deltas mean B did better. Only cases in

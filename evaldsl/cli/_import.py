@@ -40,6 +40,7 @@ def add_import_command(sub: Any) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from ..importers import import_file
+    from ..importers._use import with_use
     from ..syntax._diagnostics import EvlError
 
     if args.output is None and len(args.files) > 1:
@@ -62,7 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(shown.render(style=args.error_format), file=sys.stderr)
         target = None if args.output is None else (
             Path(args.output) if one_file else Path(args.output) / (Path(raw).stem + ".evl"))
-        text = result.text if args.use is None else _with_use(result.text, args.use)
+        text = result.text if args.use is None else with_use(result.text, args.use)
         _warn_undeclared(text, target, raw, with_use=args.use is not None)
         if target is None:
             sys.stdout.write(text)
@@ -75,32 +76,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     return status
 
 
-def _with_use(text: str, library: str) -> str:
-    """``text`` with ``use "LIBRARY"`` after its `suite` line (imported suites always have one)."""
-    from ..importers._emit import string
-
-    lines = text.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("suite "))
-    lines.insert(at + 1, f"use {string(library)}")
-    return "\n".join(lines)
-
-
 def _warn_undeclared(text: str, target: Path | None, raw: str, *, with_use: bool) -> None:
-    """Warn when the suite's cases expect calls of tools that nothing it reads declares: a `--model`
-    run would offer the model none of them (it refuses to start, saying so)."""
-    from .. import compile as compile_evl
-    from .. import parse
-    from ..compile._expect import called_names
+    """Warn when the suite's cases expect calls of tools that nothing it reads declares (`undeclared_tools`)."""
+    from ..importers._use import undeclared_tools
     from ..syntax._diagnostics import EvlError
 
     where = str(target) if target is not None else str(Path(raw).with_suffix(".evl"))
-    try:  # an imported suite declares no tool of its own: only a `use`d library can (compiled once more)
-        declared = {tool.name for tool in compile_evl(text, where).tools} if with_use else set()
+    try:
+        missing = undeclared_tools(text, where, uses=with_use)
     except EvlError as exc:  # a `use` file that cannot be read from there, say
         print(f"evaldsl: warning: {raw}: the imported suite does not compile as written to {where}:\n"
               f"{exc.render(style='short')}", file=sys.stderr)
         return
-    missing = sorted(called_names(parse(text, where)) - declared)
     if missing:
         print(f"evaldsl: warning: {raw}: the cases name tools that nothing declares ({', '.join(missing)}); "
               "a --model run offers the model only declared tools, so it would refuse to start: declare them "

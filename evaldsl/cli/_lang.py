@@ -1,7 +1,8 @@
 """`evaldsl check`, `fmt`, `compile` and `schema`: the language commands.
 
-Argument parsing and printing only; each command calls the library. None
-of this imports httpx or jinja2, so `check` starts fast.
+Argument parsing and printing only; each command calls the library (the
+.evl files that paths name: `evaldsl.plan._paths`, shared with `run` and
+`rescore`). None of this imports httpx or jinja2, so `check` starts fast.
 """
 
 from __future__ import annotations
@@ -9,69 +10,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-
-def expand_paths(paths: Iterable[str]) -> list[Path]:
-    """Files as given; directories become every *.evl below them, sorted (recursive)."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*.evl") if p.is_file()))
-        else:
-            out.append(path)
-    return out
-
-
-class PathProblem(Exception):
-    """Paths that name no .evl file to work on; ``problems`` holds one line for each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
-def evl_files(paths: Iterable[str], *, missing_ok: bool = False) -> list[Path]:
-    """`expand_paths`, refusing a directory that holds no .evl file and (unless ``missing_ok``)
-    a path that does not exist, with the near names in its directory.
-
-    Raises:
-        PathProblem: naming every such path, not only the first.
-    """
-    out: list[Path] = []
-    problems: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = expand_paths([raw])
-            if not found:
-                problems.append(f"no .evl files under {raw}")
-            out.extend(found)
-        elif missing_ok or path.exists():
-            out.append(path)
-        else:
-            problems.append(f"no such file or directory: {raw}{_near(raw)}")
-    if problems:
-        raise PathProblem(problems)
-    return out
-
-
-def _near(raw: str) -> str:
-    """` (did you mean ...?)` naming the .evl files and folders beside a missing path that are
-    close to its name; '' when none is."""
-    stripped = raw.rstrip("/\\") or raw  # `suits/` is the name `suits`
-    folder = os.path.dirname(stripped)
-    try:
-        names = [e.name for e in os.scandir(folder or ".") if e.is_dir() or e.name.endswith(".evl")]
-    except OSError:
-        return ""
-    near = difflib.get_close_matches(os.path.basename(stripped), names, n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(os.path.join(folder, n) for n in near)}?)" if near else ""
+from ..plan._paths import PathProblem, evl_files, expand_paths
+from . import ROOT_HELP, add_suite_cache_options
 
 
 def add_language_commands(sub: Any) -> None:
@@ -85,8 +29,7 @@ def add_language_commands(sub: Any) -> None:
                      help="a harness whose custom predicates are known (unknown names become errors)")
     who.add_argument("--agent", metavar="MODULE:ATTR",
                      help="the agent the suites are for: warn when it cannot see their `system` or mock tools")
-    p.add_argument("--root", metavar="DIR",
-                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    p.add_argument("--root", metavar="DIR", help=ROOT_HELP)
     p.add_argument("--import-worlds", action="store_true",
                    help="import each suite's `world` file (runs its Python) so that its tools' names are "
                         "checked like declared tools; without it, no Python is run and they are not checked")
@@ -107,21 +50,12 @@ def add_language_commands(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile one .evl file and print what it compiles to")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--json", action="store_true", help="the compiled suite as JSON, for tools")
-    p.add_argument("--root", metavar="DIR",
-                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    p.add_argument("--root", metavar="DIR", help=ROOT_HELP)
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("schema", help="print the JSON Schema of the .evl AST (or of the run record)")
     p.add_argument("--record", action="store_true", help="the run record's schema instead")
     p.set_defaults(func=cmd_schema)
-
-
-def add_suite_cache_options(p: Any) -> None:
-    """--suite-cache-dir and --no-suite-cache (as `run` has them): docs/running.md, "The suite cache"."""
-    from ..compile._suite_cache import DIR_HELP, OFF_HELP
-
-    p.add_argument("--suite-cache-dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--no-suite-cache", action="store_true", help=OFF_HELP)
 
 
 def _predicates_of(spec: str | None) -> dict[str, Any] | None:
@@ -368,9 +302,9 @@ def diagnostic_json(diagnostic: Any) -> dict[str, Any]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.record:
-        from ..run._record import EvalReport
+        from ..run._record import record_schema
 
-        schema = EvalReport.model_json_schema()
+        schema = record_schema()
     else:
         from ..syntax._ast import Suite
 

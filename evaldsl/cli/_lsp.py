@@ -6,13 +6,14 @@ import argparse
 import sys
 from typing import Any
 
+from . import ROOT_HELP
+
 
 def add_lsp_command(sub: Any) -> None:
     p = sub.add_parser("lsp", help="start the .evl language server on stdio (for editors)",
                        description="The .evl language server over stdio: diagnostics, formatting, completion, "
                                    "hover, go to definition, outline. Needs pygls: pip install 'evaldsl[lsp]'.")
-    p.add_argument("--root", metavar="DIR",
-                   help="refuse `use` and `examples from` paths outside DIR (for suites you did not write)")
+    p.add_argument("--root", metavar="DIR", help=ROOT_HELP)
     p.set_defaults(func=cmd_lsp)
 
 

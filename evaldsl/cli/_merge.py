@@ -15,7 +15,7 @@ import shlex
 import sys
 from typing import Any
 
-from ._run import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from . import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 
 def add_merge_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

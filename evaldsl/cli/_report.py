@@ -81,19 +81,51 @@ def _html(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
     from ..report._html_compare import comparison_for
 
     html = render_html(records, title=args.title, comparison=comparison_for(records))
+    return _write(args.output, html, f"dashboard of {len(records)} record(s)", write_html)
+
+
+def _markdown(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
+    """Each record's summary; with two, their comparison first."""
+    from ..report._compare import compare_records
+    from ..report._markdown import markdown_comparison, markdown_summary
+
+    parts = []
+    if len(records) == 2:
+        (name_a, a), (name_b, b) = records
+        parts.append(markdown_comparison(compare_records(a, b), a_name=name_a, b_name=name_b))
+    parts += [markdown_summary(report) for _, report in records]
+    return _emit(args, "\n".join(parts), "Markdown summary")
+
+
+def _junit(args: argparse.Namespace, records: list[tuple[str, Any]]) -> int:
+    """One record as JUnit XML."""
+    from ..report._junit import junit_xml
+
+    if len(records) != 1:
+        raise _Usage(f"--format junit takes one record, not {len(records)}")
+    return _emit(args, junit_xml(records[0][1]), "JUnit XML")
+
+
+def _emit(args: argparse.Namespace, text: str, what: str) -> int:
+    """To ``-o FILE`` (atomically) or stdout."""
+    from ..report._json import write_atomic
+
+    if not args.output:
+        sys.stdout.write(text)
+        return EXIT_OK
+    return _write(args.output, text, what, write_atomic)
+
+
+def _write(path: str, text: str, what: str, write: Callable[[str, str], Any]) -> int:
+    """``write`` ``text`` to ``path``, said on stderr; a file that cannot be written is a usage error."""
     try:
-        write_html(args.output, html)
+        write(path, text)
     except OSError as exc:
-        raise _Usage(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    print(f"evaldsl: dashboard of {len(records)} record(s) written to {args.output}", file=sys.stderr)
+        raise _Usage(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"evaldsl: {what} written to {path}", file=sys.stderr)
     return EXIT_OK
 
 
-def _more_formats() -> dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]]:
-    from ._outputs import REPORT_FORMATS  # markdown, junit
-
-    return dict(REPORT_FORMATS)
-
-
-FORMATS: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]] = {"html": _html, **_more_formats()}
+FORMATS: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]]], int]] = {
+    "html": _html, "markdown": _markdown, "junit": _junit}
 """Output formats of `evaldsl report`: name -> writer."""

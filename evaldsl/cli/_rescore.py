@@ -8,7 +8,7 @@ naming the old record is refused).
 
 Judges: ``--judge PROVIDER:MODEL`` (with ``--judge-base-url``,
 ``--judge-template``, ``--no-cache``, ``--cache-dir``, as `evaldsl run` takes
-them, built by the same `model_setup`) grades `judge` expectations, and the
+them, built by the same `evaldsl.plan.model_setup`) grades `judge` expectations, and the
 command says how many called it; without ``--judge`` such an expectation is
 an error that says it needs one. Exit codes: 0 every rescored case passed; 1 a rescored case
 failed or errored; 4 unreadable record, missing or non-compiling suite, or
@@ -49,20 +49,21 @@ def add_rescore_command(sub: Any) -> None:
     g.add_argument("--judge-template", metavar="FILE", help="a jinja2 template replacing the judge's prompt")
     g.add_argument("--no-cache", action="store_true", help="send every judge request; keep no replies")
     g.add_argument("--cache-dir", metavar="DIR", help="where judge replies are kept (default .evaldsl/cache)")
-    p.set_defaults(func=cmd_rescore, base_url=None)
+    p.set_defaults(func=cmd_rescore)
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
+    from ..plan import ModelOptions, PlanUsage, model_setup, recorded_command
     from ..report._json import RecordWriteError, record_json, write_atomic
     from ..report._progress import use_colour
     from ..report._terminal import format_report
-    from ._models import ModelUsage, model_setup
-    from ._types import recorded_command
 
     try:
         record, suites, target = _prepare(args)
-        setup = model_setup(args, None) if args.judge else None
-    except (_Usage, ModelUsage) as exc:
+        options = ModelOptions(judge=args.judge, judge_base_url=args.judge_base_url,
+                               judge_template=args.judge_template, cache=not args.no_cache, cache_dir=args.cache_dir)
+        setup = model_setup(options, None) if args.judge else None
+    except (_Usage, PlanUsage) as exc:
         print(f"evaldsl: {exc}", file=sys.stderr)
         return 4
     if setup is None:
@@ -70,7 +71,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             if getattr(args, option) is not None:
                 print(f"evaldsl: --{option.replace('_', '-')} applies to a judge (--judge)", file=sys.stderr)
                 return 4
-    result = _rescore(record, suites, setup, recorded_command(sys.argv[1:]))
+    result = _rescore(record, suites, setup, recorded_command(getattr(args, "argv", None) or sys.argv[1:]))
     new = result.report
     if new.cases:
         print(format_report(new, colour=use_colour(sys.stdout)), end="")
@@ -143,8 +144,8 @@ def _default_target(record: Path) -> Path:
 
 def _compile(paths: list[str], *, from_record: bool) -> list[Any]:
     from ..compile._loading import compile_files
+    from ..plan._paths import expand_paths
     from ..syntax._diagnostics import EvlError
-    from ._lang import expand_paths
 
     missing = [p for p in paths if not Path(p).exists()]
     if missing:

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._types import positive_float, positive_int
+from . import positive_float, positive_int
 
 ATTEMPTS, TIMEOUT_S, TOKEN_ENV = 4, 30.0, "EVALDSL_UPLOAD_TOKEN"
 """`report._upload`'s defaults, repeated so that building the parser imports nothing more (a test keeps

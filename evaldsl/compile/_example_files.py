@@ -10,7 +10,6 @@ wrong kind can be named when a placeholder is filled.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -235,6 +234,8 @@ def file_rows(source: a.String, base_dir: Path) -> FileRows:
     suffix = path.suffix.lower()
     data = _DataFile(source, str(path), text)
     if suffix == ".csv":
+        import csv  # here: a suite without a CSV examples file does not import it
+
         try:
             return _csv_rows(text, source, data)
         except csv.Error as exc:
@@ -256,6 +257,8 @@ def file_rows(source: a.String, base_dir: Path) -> FileRows:
 
 
 def _csv_rows(text: str, source: a.String, data: _DataFile) -> FileRows:
+    import csv
+
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if not header:

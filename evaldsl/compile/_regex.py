@@ -38,12 +38,10 @@ not ours is handled as before (the default action included).
 from __future__ import annotations
 
 import _signal
-import concurrent.futures
 import contextlib
 import contextvars
 import os
 import re
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -56,12 +54,12 @@ DEFAULT_LIMIT_S = 10.0
 """The time limit of a match outside the runner (a compiled check called directly)."""
 
 _LIMIT: contextvars.ContextVar[float] = contextvars.ContextVar("evaldsl_match_limit", default=DEFAULT_LIMIT_S)
-_state: dict[str, Any] = {"armed": False, "ours": False, "previous": signal.SIG_DFL, "loop": None, "busy": None}
+_state: dict[str, Any] = {"armed": False, "ours": False, "previous": _signal.SIG_DFL, "loop": None, "busy": None}
 # loop: the runner's event loop on the main thread, which does the matches other threads ask for
 # armed: a match is running; ours: the interval timer is set by us (perhaps after its match ended)
-_CAN_ALARM = hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
-_setitimer = getattr(signal, "setitimer", None)
-_ITIMER_REAL = getattr(signal, "ITIMER_REAL", 0)
+_CAN_ALARM = hasattr(_signal, "setitimer") and hasattr(_signal, "SIGALRM")
+_setitimer = getattr(_signal, "setitimer", None)
+_ITIMER_REAL = getattr(_signal, "ITIMER_REAL", 0)
 
 
 class RegexTimeout(Exception):
@@ -114,6 +112,8 @@ def _on_main_thread(regex: re.Pattern[str], text: str, what: str) -> re.Match[st
     if loop is None or loop.is_closed():
         return regex.search(text)  # no runner's loop on the main thread: not time-limited (documented)
     limit, busy = _LIMIT.get(), _state["busy"]
+    import concurrent.futures  # here: `check`, which never matches on another thread, does not import it
+
     done: concurrent.futures.Future[re.Match[str] | None] = concurrent.futures.Future()
 
     def job() -> None:
@@ -147,21 +147,21 @@ def _on_alarm(signum: int, frame: Any) -> None:
     previous = _state["previous"]  # someone else's alarm: theirs to handle
     if callable(previous):
         previous(signum, frame)
-    elif previous == signal.SIG_DFL:  # the default action (end the process), as if we were not here
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGALRM)
+    elif previous == _signal.SIG_DFL:  # the default action (end the process), as if we were not here
+        _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
+        os.kill(os.getpid(), _signal.SIGALRM)
 
 
 def _install() -> bool:
     """Make `_on_alarm` the SIGALRM handler (once; again if someone replaced it), chaining the old one."""
-    current = _signal.getsignal(signal.SIGALRM)  # _signal: signal's wrappers convert to enums, slowly
+    current = _signal.getsignal(_signal.SIGALRM)  # _signal: signal's wrappers convert to enums, slowly
     if current is _on_alarm:
         return True
     try:
-        _signal.signal(signal.SIGALRM, _on_alarm)
+        _signal.signal(_signal.SIGALRM, _on_alarm)
     except (ValueError, OSError):  # pragma: no cover - not the main interpreter
         return False
-    _state["previous"] = signal.SIG_DFL if current is None else current
+    _state["previous"] = _signal.SIG_DFL if current is None else current
     return True
 
 

@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .._files import key_file, load_or_make_key, replace_atomically, seal
 from ._reads import Read, digest_bytes, digest_file, recording
 
 DEFAULT_DIR = Path(".evaldsl_cache")
@@ -41,7 +42,6 @@ FORMAT = b"EVLSUITE2\n"
 """The first bytes of every entry; a new layout gets a new number."""
 DIR_HELP = "where compiled suites are kept for reuse (default .evaldsl_cache, or $EVALDSL_SUITE_CACHE_DIR)"
 OFF_HELP = "parse and compile every file afresh; keep nothing (also EVALDSL_SUITE_CACHE=off)"
-_MAC_SIZE = 32
 _GITIGNORE = "# Created by evaldsl: the suite cache (docs/running.md)\n*\n"
 _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                  "# This file is a cache directory tag created by evaldsl.\n")
@@ -113,16 +113,15 @@ class SuiteCache:
             return None
 
     def _unpacked(self, data: bytes, key: str, top: str, own: str) -> Any:
+        from .._files import Unsealed, unseal
         from . import _pickling
 
-        head = len(FORMAT)
-        if not data.startswith(FORMAT) or len(data) < head + _MAC_SIZE + 8:
+        try:
+            body = unseal(data, FORMAT, self._key or b"")
+        except Unsealed as why:
+            raise _Unusable(str(why)) from None
+        if len(body) < 8:
             raise _Unusable("not an entry of this version of evaldsl")
-        mac, body = data[head:head + _MAC_SIZE], data[head + _MAC_SIZE:]
-        import hmac
-
-        if not hmac.compare_digest(mac, self._mac(body)):
-            raise _Unusable("written by another user or machine, or altered")
         (size,) = struct.unpack_from("<Q", body)
         try:
             stored_key, reads = _pickling.loads(body[8:8 + size])
@@ -160,7 +159,7 @@ class SuiteCache:
         body = struct.pack("<Q", len(meta)) + meta + payload
         try:
             self._prepare(entry.parent)
-            _replace_atomically(entry, FORMAT + self._mac(body) + body)
+            replace_atomically(entry, seal(FORMAT, body, self._key or b""))
         except OSError as exc:
             self._give_up(f"cannot write in {self.directory} ({exc.strerror or exc})")
 
@@ -170,16 +169,13 @@ class SuiteCache:
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             path = self.directory / name
             if not path.exists():
-                _replace_atomically(path, text.encode("utf-8"))
-
-    def _mac(self, body: bytes) -> bytes:
-        return hashlib.blake2b(body, key=self._key or b"", digest_size=_MAC_SIZE).digest()
+                replace_atomically(path, text.encode("utf-8"))
 
     def _mac_key(self) -> bytes | None:
         if self._key is None and not self._broken:
             where = self._key_file or key_file()
             try:
-                self._key = _load_or_make_key(where)
+                self._key = load_or_make_key(where)
             except OSError as exc:
                 self._give_up(f"cannot keep its key in {where} ({exc.strerror or exc})")
         return self._key
@@ -188,67 +184,6 @@ class SuiteCache:
         if not self._broken:
             self._broken = True
             self._warn_line(f"suite cache: {why}; going on without it")
-
-
-def _unique(reads: list[Read]) -> list[Read]:
-    """Each path once, its first digest (a `use` file read by two paths is one dependency)."""
-    seen: dict[str, str | None] = {}
-    for path, digest in reads:
-        seen.setdefault(path, digest)
-    return list(seen.items())
-
-
-def _stderr(line: str) -> None:
-    print(f"evaldsl: {line}", file=sys.stderr)
-
-
-def _replace_atomically(path: Path, data: bytes) -> None:
-    import tempfile  # here: a command that only reads the cache does not pay for it
-
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
-
-
-def key_file() -> Path:
-    """Where the MAC key is kept: ``$XDG_CACHE_HOME/evaldsl/suite-cache.key`` (``~/.cache/...``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "evaldsl" / "suite-cache.key"
-
-
-def _load_or_make_key(path: Path) -> bytes:
-    import secrets
-    import tempfile
-
-    try:
-        key = path.read_bytes()
-        if len(key) == 32:
-            return key
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".key.")  # mode 0600
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(32))
-        try:
-            os.link(temp, path)  # the first process to make one wins; the others read it
-        except FileExistsError:
-            pass
-    finally:
-        os.unlink(temp)
-    key = path.read_bytes()
-    if len(key) != 32:
-        raise OSError(f"{path} is not a key of 32 bytes")
-    return key
 
 
 @lru_cache(maxsize=1)
@@ -282,3 +217,16 @@ def suite_cache(directory: str | Path | None, *, enabled: bool = True,
         return None
     where = directory or os.environ.get("EVALDSL_SUITE_CACHE_DIR") or DEFAULT_DIR
     return SuiteCache(where, root=root)
+
+
+def _unique(reads: list[Read]) -> list[Read]:
+    """Each path once, its first digest (a `use` file read by two paths is one dependency)."""
+    seen: dict[str, str | None] = {}
+    for path, digest in reads:
+        seen.setdefault(path, digest)
+    return list(seen.items())
+
+
+def _stderr(line: str) -> None:
+    print(f"evaldsl: {line}", file=sys.stderr)
+

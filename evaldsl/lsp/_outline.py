@@ -20,7 +20,7 @@ from typing import Any
 
 import evaldsl
 from evaldsl import EvlError, Span
-from evaldsl.compile._compiler import inside_root
+from evaldsl.compile._session import inside_root
 
 MAX_BLANKING_ROUNDS = 8
 

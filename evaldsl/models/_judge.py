@@ -51,19 +51,42 @@ class TemplateError(ValueError):
     """A judge template that cannot be read or does not compile; says which file and line."""
 
 
-def load_template(path: str | Path | None = None) -> Any:
-    """The judge template (a jinja2 `Template`), from ``path`` or the shipped one.
+def load_template(path: str | Path | None = None) -> PromptTemplate:
+    """The judge template, from ``path`` or the shipped one.
 
     Raises:
         TemplateError: when the file cannot be read or is not a valid template.
     """
-    import jinja2
-
     where = Path(path) if path is not None else TEMPLATE
     try:
         text = where.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TemplateError(f"cannot read judge template {where}: {getattr(exc, 'strerror', None) or exc}") from None
+    return PromptTemplate(text, str(where))
+
+
+class PromptTemplate:
+    """A jinja2 template kept with its text, so that it pickles (`--executor ray` sends the judge and the
+    simulated user to its workers, where the text is compiled again; a compiled jinja2 template holds
+    generated functions that do not pickle)."""
+
+    def __init__(self, text: str, where: str) -> None:
+        self.text, self.where = text, where
+        self._compiled = _compiled(text, where)
+
+    def render(self, **values: Any) -> str:
+        return str(self._compiled.render(**values))
+
+    def __getstate__(self) -> dict[str, str]:
+        return {"text": self.text, "where": self.where}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.__init__(state["text"], state["where"])  # type: ignore[misc]
+
+
+def _compiled(text: str, where: str) -> Any:
+    import jinja2
+
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["json"] = _json  # jinja2's own `tojson` escapes <, > and & for HTML
     try:

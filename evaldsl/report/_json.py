@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from pydantic import ValidationError
 
+from .._files import write_temp
 from ..run._record import CaseResult, EvalReport, RunMeta, Summary
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -162,21 +162,6 @@ def record_stem(model: str, when: datetime) -> str:
 
 def _write_temp(folder: Path, name: str, text: str) -> str:
     return write_temp(folder, name, lambda fh: fh.write(text.encode("utf-8")))
-
-
-def write_temp(folder: Path, name: str, fill: Callable[[IO[bytes]], Any]) -> str:
-    """A new temporary file in ``folder`` (named after ``name``) that ``fill`` writes, fsynced; its path."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fill(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-    except BaseException:
-        _unlink(tmp)
-        raise
-    return tmp
 
 
 def copy_bytes(source: IO[bytes], target: IO[bytes]) -> None:

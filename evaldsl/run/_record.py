@@ -74,7 +74,10 @@ STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "skipped", "xfailed
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # The docstring under each field documents it; `record_schema` puts them into the JSON Schema.
+    # (pydantic's ``use_attribute_docstrings`` would read this file's source at every import: a
+    # fifth of importing the record models, paid by every `evaldsl run`.)
+    model_config = ConfigDict(extra="forbid")
 
 
 class ErrorInfo(_Model):
@@ -321,3 +324,20 @@ class EvalReport(_Model):
     def failures(self) -> list[CaseResult]:
         """The cases that failed or errored, in order."""
         return [c for c in self.cases if c.status in ("failed", "error")]
+
+
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema of a record (`evaldsl schema --record`): `EvalReport`'s, each field described
+    by the docstring under it in this file."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    from .._docstrings import field_docstrings
+
+    schema = EvalReport.model_json_schema()
+    documented = field_docstrings(__file__)
+    for name, fields in documented.items():
+        target = schema if name == "EvalReport" else schema.get("$defs", {}).get(name)
+        for field, prop in (target or {}).get("properties", {}).items():
+            if field in fields and "description" not in prop:
+                prop["description"] = fields[field]
+    return GenerateJsonSchema().sort(schema)  # the keys in pydantic's order, descriptions included

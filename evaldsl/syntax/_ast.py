@@ -7,13 +7,20 @@ concrete node has a `kind` tag, which makes the tree round-trip through JSON
 and gives `evaldsl schema` a discriminated JSON Schema.
 
 Class names follow the grammar's rule names (`called` -> `Called`). The
-nodes live in three modules by meaning, all re-exported here (the rest of
+nodes live in modules by meaning, all re-exported here (the rest of
 evaldsl writes ``a.Called``): `_ast_base` (`Node`, `Span`, `make`, `walk`),
 `_ast_values` (values and patterns), `_ast_expect` (predicates and
-expressions); this one holds the statements and blocks.
-"""
+expressions), `_ast_settings` (the suite's head lines and the settings),
+`_ast_tools` (a `tool` block and its lines), `_ast_case` (a `case` block
+and its lines); this one holds the file: `Suite`, its items and comments,
+and the unions of statements.
 
-from __future__ import annotations
+None of these modules uses ``from __future__ import annotations``: pydantic
+would then evaluate the text of every field's annotation as each class is
+made, at every start of every process (about 21 M instructions of a
+one-case `check`, bench/README.md). A name used before its class is made is
+quoted (``expr: "Expr"``).
+"""
 
 from typing import Annotated, Literal, Union
 
@@ -27,6 +34,19 @@ from ._ast_base import (
     replaced,
     span,
     walk,
+)
+from ._ast_case import (
+    Case,
+    CaseBodyStmt,
+    CaseStmt,
+    ExamplesStmt,
+    ExpectStmt,
+    GivenStmt,
+    PromptStmt,
+    SetupStmt,
+    SimulatedUserStmt,
+    TableRow,
+    UserStmt,
 )
 from ._ast_expect import (
     AndExpr,
@@ -66,6 +86,37 @@ from ._ast_expect import (
     TokensAtMost,
     ValidArguments,
     WorldState,
+)
+from ._ast_settings import (
+    DescriptionStmt,
+    MaxTurnsStmt,
+    ModeStmt,
+    PassRateStmt,
+    RepeatStmt,
+    SettingStmt,
+    SkipStmt,
+    SuiteStmt,
+    SystemStmt,
+    TagsStmt,
+    TimeoutStmt,
+    ToolsStmt,
+    UserTurnsStmt,
+    UseStmt,
+    WorldStmt,
+    XfailStmt,
+)
+from ._ast_tools import (
+    AnswerStep,
+    ArrayType,
+    OneOfType,
+    OtherwiseStmt,
+    ParamStmt,
+    SimpleType,
+    Tool,
+    ToolBodyStmt,
+    ToolStmt,
+    Type,
+    WhenStmt,
 )
 from ._ast_values import (
     AbsentPattern,
@@ -109,222 +160,13 @@ from ._ast_values import (
     Word,
 )
 
-# ------------------------------------------------------------ statements --
+# ------------------------------------------------------ statement unions --
 
-
-class SuiteStmt(Node):
-    kind: Literal["suite_stmt"] = "suite_stmt"
-    name: Text
-
-
-class DescriptionStmt(Node):
-    kind: Literal["description_stmt"] = "description_stmt"
-    text: Text
-
-
-class UseStmt(Node):
-    kind: Literal["use_stmt"] = "use_stmt"
-    path: String
-
-
-class TagsStmt(Node):
-    kind: Literal["tags_stmt"] = "tags_stmt"
-    tags: tuple[Union[Word, String, Placeholder], ...]
-
-
-class RepeatStmt(Node):
-    kind: Literal["repeat_stmt"] = "repeat_stmt"
-    count: Num
-
-
-class PassRateStmt(Node):
-    kind: Literal["pass_rate_stmt"] = "pass_rate_stmt"
-    rate: Num
-
-
-class TimeoutStmt(Node):
-    kind: Literal["timeout_stmt"] = "timeout_stmt"
-    duration: Duration
-
-
-class SystemStmt(Node):
-    kind: Literal["system_stmt"] = "system_stmt"
-    text: Text
-
-
-class ModeStmt(Node):
-    kind: Literal["mode_stmt"] = "mode_stmt"
-    mode: str
-
-
-class MaxTurnsStmt(Node):
-    kind: Literal["max_turns_stmt"] = "max_turns_stmt"
-    count: Num
-
-
-class SkipStmt(Node):
-    kind: Literal["skip_stmt"] = "skip_stmt"
-    reason: Text | None = None
-
-
-class XfailStmt(Node):
-    kind: Literal["xfail_stmt"] = "xfail_stmt"
-    reason: Text | None = None
-
-
-class CaseStmt(Node):
-    kind: Literal["case_stmt"] = "case_stmt"
-    name: Text
-
-
-class PromptStmt(Node):
-    kind: Literal["prompt_stmt"] = "prompt_stmt"
-    text: Text
-
-
-class SetupStmt(Node):
-    kind: Literal["setup_stmt"] = "setup_stmt"
-    value: Value
-
-
-class ExpectStmt(Node):
-    kind: Literal["expect_stmt"] = "expect_stmt"
-    expectation: Expectation
-
-
-class TableRow(Node):
-    """`| a | b |`: one row of an examples table (the first row names the columns)."""
-
-    kind: Literal["table_row"] = "table_row"
-    cells: tuple[Value, ...]
-
-
-class ExamplesStmt(Node):
-    """`examples` with its table rows, or `examples from "file"`."""
-
-    kind: Literal["examples_stmt"] = "examples_stmt"
-    source: String | None = None
-    rows: tuple[TableRow, ...] = ()
-
-
-class SimpleType(Node):
-    kind: Literal["simple_type"] = "simple_type"
-    name: str
-
-
-class ArrayType(Node):
-    kind: Literal["array_type"] = "array_type"
-    of: Type | None = None
-
-
-class OneOfType(Node):
-    kind: Literal["one_of_type"] = "one_of_type"
-    values: tuple[Value, ...] = ()
-
-
-Type = Annotated[Union[SimpleType, ArrayType, OneOfType], Field(discriminator="kind")]
-
-
-class ToolStmt(Node):
-    kind: Literal["tool_stmt"] = "tool_stmt"
-    name: ToolRef
-    description: Text | None = None
-
-
-class ParamStmt(Node):
-    kind: Literal["param_stmt"] = "param_stmt"
-    name: str
-    optional: bool = False
-    type: Type
-    description: Text | None = None
-
-
-class AnswerStep(Node):
-    """`then [returns|fails] "..."` (v2): a later answer of a sequence; its verb, when left
-    out, is the step's before (kept resolved here, so `action` is always set)."""
-
-    kind: Literal["answer_step"] = "answer_step"
-    action: Literal["returns", "fails"]
-    text: Text
-
-
-class WhenStmt(Node):
-    kind: Literal["when_stmt"] = "when_stmt"
-    args: Args
-    action: Literal["returns", "fails"]
-    text: Text
-    then: tuple[AnswerStep, ...] = ()
-    """The sequence's later answers (v2), in order; empty for one answer."""
-
-
-class OtherwiseStmt(Node):
-    kind: Literal["otherwise_stmt"] = "otherwise_stmt"
-    action: Literal["returns", "fails"]
-    text: Text
-    then: tuple[AnswerStep, ...] = ()
-
-
-class UserStmt(Node):
-    """`user "..."` (v2): one user message of a conversation."""
-
-    kind: Literal["user_stmt"] = "user_stmt"
-    text: Text
-
-
-class SimulatedUserStmt(Node):
-    """`simulated user "..."` (v2): a model plays the user with these instructions."""
-
-    kind: Literal["simulated_user_stmt"] = "simulated_user_stmt"
-    text: Text
-
-
-class UserTurnsStmt(Node):
-    """`user turns N` (v2): the bound on a simulated user's messages (a setting)."""
-
-    kind: Literal["user_turns_stmt"] = "user_turns_stmt"
-    count: Num
-
-
-class WorldStmt(Node):
-    """`world "FILE.py:NAME"` (v2, suite only): tools backed by a Python class."""
-
-    kind: Literal["world_stmt"] = "world_stmt"
-    path: String
-
-
-class GivenStmt(Node):
-    """`given TOOL [with ARGS] returns/fails "..." [then ...]` (v2): this case's own answer."""
-
-    kind: Literal["given_stmt"] = "given_stmt"
-    tool: ToolRef
-    args: Args | None = None
-    action: Literal["returns", "fails"]
-    text: Text
-    then: tuple[AnswerStep, ...] = ()
-
-
-class ToolsStmt(Node):
-    """`tools T1, T2, ...` (v2): the declared tools offered to a case (a setting)."""
-
-    kind: Literal["tools_stmt"] = "tools_stmt"
-    tools: tuple[ToolRef, ...]
-
-
-SettingStmt = Union[
-    TagsStmt, RepeatStmt, PassRateStmt, TimeoutStmt, SystemStmt, ModeStmt,
-    MaxTurnsStmt, SkipStmt, XfailStmt, UserTurnsStmt, ToolsStmt,
-]
 HeadStmt = Annotated[
     Union[SettingStmt, SuiteStmt, DescriptionStmt, UseStmt, ExpectStmt, WorldStmt],
     Field(discriminator="kind"),
 ]
-CaseBodyStmt = Annotated[
-    Union[SettingStmt, PromptStmt, SetupStmt, ExpectStmt, ExamplesStmt, UserStmt, SimulatedUserStmt, GivenStmt],
-    Field(discriminator="kind"),
-]
-ToolBodyStmt = Annotated[
-    Union[ParamStmt, WhenStmt, OtherwiseStmt], Field(discriminator="kind")
-]
+
 Statement = Union[
     SettingStmt, SuiteStmt, DescriptionStmt, UseStmt, ExpectStmt, CaseStmt,
     PromptStmt, SetupStmt, ExamplesStmt, TableRow, ToolStmt, ParamStmt, WhenStmt,
@@ -332,24 +174,7 @@ Statement = Union[
 ]
 
 
-# ------------------------------------------------------------- blocks --
-
-
-class Case(Node):
-    """A `case` block: its name and its statements in source order."""
-
-    kind: Literal["case"] = "case"
-    name: Text
-    body: tuple[CaseBodyStmt, ...] = ()
-
-
-class Tool(Node):
-    """A `tool` block: its declaration line and its param / when / otherwise lines."""
-
-    kind: Literal["tool"] = "tool"
-    name: ToolRef
-    description: Text | None = None
-    body: tuple[ToolBodyStmt, ...] = ()
+# ------------------------------------------------------------- the file --
 
 
 class Comment(Node):
@@ -381,6 +206,7 @@ class Suite(Node):
     @property
     def head(self) -> list[BaseModel]:
         return [item for item in self.items if not isinstance(item, (Case, Tool))]
+
 
 __all__ = [
     "AbsentPattern",

@@ -1,7 +1,5 @@
 """The AST's foundation: `Node` and `Span`, and the helpers that make, copy and walk nodes (see `_ast`)."""
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -90,7 +88,7 @@ def _defaults(cls: type) -> dict[str, Any]:
     return found
 
 
-def span(file: str, line: Any, column: Any, end_line: Any, end_column: Any) -> Span:
+def span(file: str, line: Any, column: Any, end_line: Any, end_column: Any) -> "Span":
     """`make(Span, ...)` with every field given, faster: a file has a span per node."""
     obj = object.__new__(Span)
     _set(obj, "__dict__", {"file": file, "line": line, "column": column, "end_line": end_line,

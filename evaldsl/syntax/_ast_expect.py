@@ -1,7 +1,5 @@
 """The AST's predicates and expectation expressions (LANGUAGE.md 4); `_ast` re-exports them."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, Union
 
 from pydantic import Field
@@ -212,17 +210,17 @@ class WorldState(Node):
 
 class Negation(Node):
     kind: Literal["negation"] = "negation"
-    expr: Expr
+    expr: "Expr"
 
 
 class AndExpr(Node):
     kind: Literal["and_expr"] = "and_expr"
-    items: tuple[Expr, ...]
+    items: tuple["Expr", ...]
 
 
 class OrExpr(Node):
     kind: Literal["or_expr"] = "or_expr"
-    items: tuple[Expr, ...]
+    items: tuple["Expr", ...]
 
 
 Predicate = Union[

@@ -1,7 +1,5 @@
 """The AST's values and argument patterns (LANGUAGE.md 2 and 5); `_ast` re-exports them."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, Union
 
 from pydantic import Field
@@ -53,12 +51,12 @@ class Entry(Node):
 
     kind: Literal["entry"] = "entry"
     key: str
-    value: Value
+    value: "Value"
 
 
 class ArrayValue(Node):
     kind: Literal["array_value"] = "array_value"
-    items: tuple[Value, ...] = ()
+    items: tuple["Value", ...] = ()
 
 
 class ObjectValue(Node):
@@ -129,7 +127,7 @@ class KeyPattern(Node):
 
     kind: Literal["key_pattern"] = "key_pattern"
     key: str
-    pattern: Pattern
+    pattern: "Pattern"
 
 
 class ObjectPattern(Node):
@@ -143,7 +141,7 @@ class ArrayPattern(Node):
     """`[p1, p2]`: an array of exactly that length, elements in order."""
 
     kind: Literal["array_pattern"] = "array_pattern"
-    items: tuple[Pattern, ...] = ()
+    items: tuple["Pattern", ...] = ()
 
 
 class AnyPattern(Node):
@@ -158,7 +156,7 @@ class ContainsPattern(Node):
     """`contains P`: a string containing P's string, or an array with an element matching P."""
 
     kind: Literal["contains_pattern"] = "contains_pattern"
-    pattern: Pattern
+    pattern: "Pattern"
 
 
 class StartsWithPattern(Node):
@@ -180,7 +178,7 @@ class MatchesPattern(Node):
 
 class OneOfPattern(Node):
     kind: Literal["one_of_pattern"] = "one_of_pattern"
-    values: tuple[OneOfItem, ...] = ()
+    values: tuple["OneOfItem", ...] = ()
     """Values, each maybe `"s" loosely` (v2)."""
 
 
@@ -206,7 +204,7 @@ class OnlyPattern(Node):
     """`only <...>` (v2): a closed object pattern, no key besides those named (this level only)."""
 
     kind: Literal["only_pattern"] = "only_pattern"
-    pattern: Pattern
+    pattern: "Pattern"
     """The object pattern it closes (another pattern is kept only to be reported as an error)."""
 
 
@@ -229,17 +227,17 @@ OneOfItem = Annotated[
 
 class PatternNegation(Node):
     kind: Literal["pattern_negation"] = "pattern_negation"
-    pattern: Pattern
+    pattern: "Pattern"
 
 
 class PatternAnd(Node):
     kind: Literal["pattern_and"] = "pattern_and"
-    patterns: tuple[Pattern, ...]
+    patterns: tuple["Pattern", ...]
 
 
 class PatternOr(Node):
     kind: Literal["pattern_or"] = "pattern_or"
-    patterns: tuple[Pattern, ...]
+    patterns: tuple["Pattern", ...]
 
 
 Pattern = Annotated[

@@ -154,16 +154,31 @@ LOCK = threading.RLock()
 
 @lru_cache(maxsize=1)
 def get_parser() -> tuple[Lark, LineJoiner]:
-    """The Lark instance (LALR, contextual lexer, strict), built once and cached on disk."""
-    return build_parser()
+    """The Lark instance (LALR, contextual lexer, strict), built once a process: loaded whole from the
+    parser cache (`_parser_cache`) when it holds this grammar's, else built and kept there."""
+    from ._parser_cache import load_parser, save_parser
+
+    grammar = grammar_path().read_bytes()
+    found = load_parser(grammar, relink)
+    if found is not None:
+        return found
+    parser, joiner = build_parser(grammar=grammar.decode("utf-8"))
+    save_parser(grammar, parser, joiner)
+    return parser, joiner
 
 
-def build_parser(*, fast: bool = True) -> tuple[Lark, LineJoiner]:
+def relink(parser: Lark) -> None:
+    """Give a parser loaded from the parser cache the rule callbacks and loop `build_parser` installed."""
+    install(parser)
+    install_fast_state(parser)
+
+
+def build_parser(*, fast: bool = True, grammar: str | None = None) -> tuple[Lark, LineJoiner]:
     """A new Lark instance and its postlexer; ``fast=False`` leaves out the leaner paths
     (`_lexing`, `_reducing`, `_building`'s one-symbol rules), for tests that compare the two."""
     joiner = LineJoiner()
     parser = Lark(
-        grammar_path().read_text(encoding="utf-8"),
+        grammar if grammar is not None else grammar_path().read_text(encoding="utf-8"),
         parser="lalr",
         lexer="contextual",
         strict=True,

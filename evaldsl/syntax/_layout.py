@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _ast as a
-from ._unparse import _PAREN_LEVEL, _Unparser, name, render
+from ._unparse import _Unparser, name, render
+from ._unparse_parens import PAREN_LEVEL
 
 BODY_INDENT = 2
 BRACKETS = (a.ObjectPattern, a.ObjectValue, a.ArrayPattern, a.ArrayValue, a.OneOfPattern,
@@ -130,7 +131,7 @@ def _chain(node: Any, kind: str) -> list[Seg]:
         out: list[Seg] = []
         for i, item in enumerate(node.items):
             this = kind if i == 0 else joint
-            if _PAREN_LEVEL.get(type(item), 9) <= level:
+            if PAREN_LEVEL.get(type(item), 9) <= level:
                 out.append(Seg(f"{this} " if this else "", item, this, parens=True))
             else:
                 out += _chain(item, this)

@@ -8,21 +8,13 @@ they were written (`Number.raw`), strings as JSON strings, names bare when
 they can be and quoted when they must be (a name that is a keyword of the
 language, or has other characters).
 
-Parentheses: expressions get the fewest parentheses that re-parse to the
-same tree (`not` binds tighter than `and`, `and` tighter than `or`; a nested
-`and` inside `and` keeps its parentheses, so the tree shape survives). Argument
-patterns (v2) get them the same way (`not ("a" or "b")`); after `with`, an
-`or` / `and` of object patterns stands bare (`with <a: 1> or <b: 2>`) and
-any other pattern in parentheses. A tree the parser can never build (a
-`Word` whose text is a keyword) does not round-trip, nor do `ExamplesStmt`
-rows (a table is several lines: see the formatter).
+Parentheses are the fewest that re-parse to the same tree (`_unparse_parens`).
+A tree the parser can never build (a `Word` whose text is a keyword) does not
+round-trip, nor do `ExamplesStmt` rows (a table is several lines: see the
+formatter).
 
-Strings are JSON strings with non-ASCII text kept as it is, except the
-characters that some tool on the way might take for a line break or that
-UTF-8 cannot carry (C1 controls, U+2028, U+2029, lone surrogates): those
-become `\\uXXXX` escapes. Long strings (`String.long`) come out as one-line
-JSON strings here; the formatter asks for `\"\"\"` blocks through
-`render(node, long_indent=...)`.
+How a string, name or key is spelled (escapes, `\"\"\"` blocks, when a name is
+quoted) is `_unparse_words`; its names are importable from here too.
 
 Each node class has one small render function, registered with `@_on`;
 `unparse` is one dictionary look-up per node.
@@ -30,36 +22,13 @@ Each node class has one small render function, registered with `@_on`;
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from . import _ast as a
-
-KEYWORDS = frozenset({
-    "above", "absent", "and", "any", "are", "array", "at", "below", "between", "call",
-    "called", "calls", "case", "contains", "description", "duration", "else", "empty", "ends",
-    "error", "every", "examples", "expect", "fails", "false", "final", "first", "for", "from",
-    "given", "ignoring", "is", "json", "judge", "last", "least", "matches", "max", "mode", "most", "no",
-    "not", "null", "number", "of", "once", "one", "only", "or", "otherwise", "param", "pass",
-    "prompt", "rate", "repeat", "returns", "setup", "simulated", "skip", "starts", "suite", "system",
-    "tags", "text", "then", "timeout", "times", "tokens", "tool", "true", "turns", "twice",
-    "use", "user", "when", "with", "within", "world", "xfail",
-    "arguments", "in", "loosely", "order", "tools", "valid",
-})
-"""Every quoted word of grammar/evl.lark (a test keeps the two in step)."""
-QUOTED_WORDS = KEYWORDS - {"given", "simulated", "user", "world", "arguments", "in", "loosely", "order",
-                           "tools", "valid"}
-"""The keywords a name is quoted for. Version 2's words start a statement (or, `world`, a
-predicate, where `world(` still calls a custom predicate) and never stand where a name or a
-value does, so a version 1 file's tool, key or word `user` keeps its bare spelling in `fmt`."""
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_LONG_CHAR = re.compile('[\\\\\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|"(?="")')
-_SHORT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
-_PAREN_LEVEL: dict[type, int] = {a.OrExpr: 1, a.AndExpr: 2}
+from ._unparse_parens import call_args, only_operand, operand, pattern_operand, with_args
+from ._unparse_words import KEYWORDS, NAME, QUOTED_WORDS, key, long_block, name, quote
 
 _Method = Callable[["_Unparser", Any], str]
 _METHODS: dict[type, _Method] = {}
@@ -117,73 +86,6 @@ def expectation_parts(node: a.Expectation, *, long_indent: int | None = None) ->
     else:
         parts = [un(expr)]
     return parts + [un(f) for f in node.fallbacks]
-
-
-_encode_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
-
-
-def quote(value: str) -> str:
-    """A one-line JSON string for `value`, with every character the lexer might mistake escaped."""
-    # json's own string encoder: what json.dumps(value, ensure_ascii=False) gives, without building an encoder
-    text = _encode_string(value) if type(value) is str else json.dumps(value, ensure_ascii=False)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _UNSAFE.search(text) else text
-
-
-def name(value: str) -> str:
-    """A tool name, key or predicate name: bare when it can be, else a JSON string."""
-    if value in QUOTED_WORDS or not _NAME.fullmatch(value):
-        return quote(value)
-    return value
-
-
-def key(value: str) -> str:
-    """An argument key or param name: bare whenever it is a name (no keyword is expected
-    where a key stands, so even `not` or `with` reads back as a key), else a JSON string."""
-    return value if _NAME.fullmatch(value) else quote(value)
-
-
-def long_block(value: str, indent: int) -> str:
-    """A `\"\"\"` block that the parser's dedent turns back into `value`.
-
-    Content lines and the closing quotes stand at `indent` spaces. Escapes
-    keep what the dedent would lose, and keep white space off line ends:
-    when every non-blank line starts with white space, the first one's
-    first character is escaped (`\\u0020`, `\\t`); a line of white space
-    only is escaped whole; a trailing white-space character is escaped.
-    Backslashes, control characters and any `"` that starts a `\"\"\"` run
-    are escaped as in a JSON string.
-    """
-    lines = value.split("\n")
-    solid = [ln for ln in lines if ln.strip()]
-    lead = solid[0] if solid and all(ln[0] in " \t" for ln in solid) else None
-    pad = " " * indent
-    out = ['"""']
-    for line in lines:
-        body = _long_line(line, line == lead)
-        out.append(pad + body if body else "")
-    out.append(pad + '"""')
-    return "\n".join(out)
-
-
-def _long_line(line: str, escape_lead: bool) -> str:
-    if not line:
-        return ""
-    if not line.strip():
-        return "".join(_u_escape(ch) for ch in line)
-    body = _LONG_CHAR.sub(lambda m: _long_escape(m.group()), line)
-    if escape_lead:
-        body = _u_escape(body[0]) + body[1:]
-    if body[-1].isspace():
-        body = body[:-1] + _u_escape(body[-1])
-    return body
-
-
-def _long_escape(ch: str) -> str:
-    return _SHORT_ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
-
-
-def _u_escape(ch: str) -> str:
-    return "\\t" if ch == "\t" else f"\\u{ord(ch):04x}"
 
 
 Hook = Callable[["_Unparser", Any], "str | None"]
@@ -252,7 +154,7 @@ def _string(un: _Unparser, n: a.String) -> str:
 
 @_on(a.Word)
 def _word(un: _Unparser, n: a.Word) -> str:
-    return n.value if _NAME.fullmatch(n.value) else quote(n.value)
+    return n.value if NAME.fullmatch(n.value) else quote(n.value)
 
 
 _on(a.Number)(lambda un, n: n.raw)
@@ -282,66 +184,20 @@ _on(a.ObjectPattern)(lambda un, n: f"<{un.join(n.entries)}>")
 _on(a.ArrayPattern)(lambda un, n: f"[{un.join(n.items)}]")
 _on(a.AnyPattern)(lambda un, n: "any")
 _on(a.AbsentPattern)(lambda un, n: "absent")
-_on(a.ContainsPattern)(lambda un, n: "contains " + _pattern_operand(un, n.pattern, 2))
+_on(a.ContainsPattern)(lambda un, n: "contains " + pattern_operand(un, n.pattern, 2))
 _on(a.StartsWithPattern)(lambda un, n: f"starts with {un(n.text)}{_case(n.ignore_case)}")
 _on(a.EndsWithPattern)(lambda un, n: f"ends with {un(n.text)}{_case(n.ignore_case)}")
 _on(a.MatchesPattern)(lambda un, n: "matches " + un(n.regex))
 _on(a.OneOfPattern, a.OneOfType)(lambda un, n: f"one of [{un.join(n.values)}]")
 _on(a.ComparePattern)(lambda un, n: f"{n.op} {un(n.value)}")
 _on(a.BetweenPattern)(lambda un, n: f"between {un(n.low)} and {un(n.high)}")
-_on(a.PatternNegation)(lambda un, n: "not " + _pattern_operand(un, n.pattern, 2))
-_on(a.PatternAnd)(lambda un, n: " and ".join(_pattern_operand(un, x, 2) for x in n.patterns))
-_on(a.PatternOr)(lambda un, n: " or ".join(_pattern_operand(un, x, 1) for x in n.patterns))
+_on(a.PatternNegation)(lambda un, n: "not " + pattern_operand(un, n.pattern, 2))
+_on(a.PatternAnd)(lambda un, n: " and ".join(pattern_operand(un, x, 2) for x in n.patterns))
+_on(a.PatternOr)(lambda un, n: " or ".join(pattern_operand(un, x, 1) for x in n.patterns))
 
 # v2: precise matching
 _on(a.LooselyPattern)(lambda un, n: un(n.value) + " loosely")
-_ONLY_ATOMS = (a.ObjectPattern, a.ArrayPattern, a.AnyPattern)
-
-
-@_on(a.OnlyPattern)
-def _only(un: _Unparser, n: a.OnlyPattern) -> str:
-    inner = n.pattern
-    plain = isinstance(inner, _ONLY_ATOMS) or (
-        isinstance(inner, a.EqualsPattern) and not inner.ignore_case
-        and isinstance(inner.value, (a.String, a.Word, a.Number, a.Constant)))
-    return "only " + (un(inner) if plain else f"({un(inner)})")
-
-
-def _pattern_operand(un: _Unparser, node: Any, level: int) -> str:
-    """A pattern as an operand of `or` (level 1), `and` (2), `not`, `contains`, `final json` (2):
-    parenthesized (v2) when it binds as loosely as the operator or more."""
-    text = un(node)
-    return f"({text})" if _PATTERN_LEVEL.get(type(node), 9) <= level else text
-
-
-_PATTERN_LEVEL: dict[type, int] = {a.PatternOr: 1, a.PatternAnd: 2}
-_ARGS_ATOMS = (a.ObjectPattern, a.OnlyPattern, a.Placeholder)
-
-
-def call_args(un: _Unparser, node: Any) -> str:
-    """A call's arguments after `with` (v2): an `or` / `and` of object patterns needs no parentheses."""
-    if isinstance(node, a.PatternOr):
-        return " or ".join(_args_and(un, x) for x in node.patterns)
-    return _args_and(un, node)
-
-
-def _args_and(un: _Unparser, node: Any) -> str:
-    if isinstance(node, a.PatternAnd):
-        return " and ".join(_args_atom(un, x) for x in node.patterns)
-    return _args_atom(un, node)
-
-
-def _args_atom(un: _Unparser, node: Any) -> str:
-    """One operand after `with`: an object pattern, `only <...>`, `not` one, or anything in parentheses."""
-    if isinstance(node, _ARGS_ATOMS):
-        return un(node)
-    if isinstance(node, a.PatternNegation):
-        return "not " + _args_atom(un, node.pattern)
-    return f"({un(node)})"
-
-
-def _with(un: _Unparser, node: Any) -> str:
-    return "" if node is None else " with " + call_args(un, node)
+_on(a.OnlyPattern)(lambda un, n: "only " + only_operand(un, n.pattern))
 
 
 # ------------------------------------------------------------ predicates --
@@ -360,17 +216,17 @@ def _count(un: _Unparser, n: a.Count) -> str:
 
 @_on(a.Step)
 def _step(un: _Unparser, n: a.Step) -> str:
-    return ("any tool" if n.tool is None else un(n.tool)) + _with(un, n.args)
+    return ("any tool" if n.tool is None else un(n.tool)) + with_args(un, n.args)
 
 
-_on(a.Called)(lambda un, n: f"called {un(n.tool)}{_with(un, n.args)}{un.opt(' ', n.count)}")
+_on(a.Called)(lambda un, n: f"called {un(n.tool)}{with_args(un, n.args)}{un.opt(' ', n.count)}")
 _on(a.CalledAny)(lambda un, n: "called any tool" + un.opt(" ", n.count))
 _on(a.CalledSequence)(lambda un, n: f"called {un.join(n.steps, ' then ')}{un.opt(' ', n.count)}")
 _on(a.CallsAre)(lambda un, n: "calls are " + un.join(n.steps, " then "))
 _on(a.OnlyCalled)(lambda un, n: "only called " + un.join(n.tools))
-_on(a.FirstCall)(lambda un, n: f"first call {un(n.tool)}{_with(un, n.args)}")
-_on(a.LastCall)(lambda un, n: f"last call {un(n.tool)}{_with(un, n.args)}")
-_on(a.EveryCall)(lambda un, n: f"every call {un(n.tool)}{_with(un, n.args)}")
+_on(a.FirstCall)(lambda un, n: f"first call {un(n.tool)}{with_args(un, n.args)}")
+_on(a.LastCall)(lambda un, n: f"last call {un(n.tool)}{with_args(un, n.args)}")
+_on(a.EveryCall)(lambda un, n: f"every call {un(n.tool)}{with_args(un, n.args)}")
 _on(a.CalledAnyOrder)(lambda un, n: f"called [{un.join(n.steps)}] in any order{un.opt(' ', n.count)}")
 _on(a.CallsAreAnyOrder)(lambda un, n: f"calls are [{un.join(n.steps)}] in any order")
 _on(a.ValidArguments)(lambda un, n: "valid arguments")
@@ -385,22 +241,15 @@ _on(a.TextMatches)(lambda un, n: "final text matches " + un(n.regex))
 _on(a.NumberIs)(lambda un, n: f"final number is {un(n.value)}{un.opt(' within ', n.within)}")
 _on(a.NumberCompare)(lambda un, n: f"final number {n.op} {un(n.value)}")
 _on(a.NumberBetween)(lambda un, n: f"final number between {un(n.low)} and {un(n.high)}")
-_on(a.FinalJson)(lambda un, n: "final json " + _pattern_operand(un, n.pattern, 2))
+_on(a.FinalJson)(lambda un, n: "final json " + pattern_operand(un, n.pattern, 2))
 _on(a.TokensAtMost)(lambda un, n: "tokens at most " + un(n.limit))
 _on(a.DurationAtMost)(lambda un, n: "duration at most " + un(n.limit))
 _on(a.Judge)(lambda un, n: f"judge {un(n.rubric)}{un.opt(' at least ', n.threshold)}")
 _on(a.CustomPredicate)(lambda un, n: f"{name(n.name)}({un.join(n.args)})")
 
-
-def _operand(un: _Unparser, node: Any, level: int) -> str:
-    """`node` as an operand of an operator at `level` (1 or, 2 and, 3 not)."""
-    text = un(node)
-    return f"({text})" if _PAREN_LEVEL.get(type(node), 9) <= level else text
-
-
-_on(a.Negation)(lambda un, n: "not " + _operand(un, n.expr, 2))
-_on(a.AndExpr)(lambda un, n: " and ".join(_operand(un, x, 2) for x in n.items))
-_on(a.OrExpr)(lambda un, n: " or ".join(_operand(un, x, 1) for x in n.items))
+_on(a.Negation)(lambda un, n: "not " + operand(un, n.expr, 2))
+_on(a.AndExpr)(lambda un, n: " and ".join(operand(un, x, 2) for x in n.items))
+_on(a.OrExpr)(lambda un, n: " or ".join(operand(un, x, 1) for x in n.items))
 _on(a.Fallback)(lambda un, n: f"else {un(n.expr)} for {un(n.credit)}")
 _on(a.Expectation)(lambda un, n: " ".join(expectation_parts(n, long_indent=un.long_indent)))
 
@@ -432,7 +281,7 @@ _on(a.WhenStmt)(lambda un, n: f"when {call_args(un, n.args)} {n.action} {un(n.te
 _on(a.OtherwiseStmt)(lambda un, n: f"otherwise {n.action} {un(n.text)}{_then(un, n)}")
 
 # v2: conversations, tool answers, worlds
-_on(a.WorldState)(lambda un, n: "world " + _pattern_operand(un, n.pattern, 2))
+_on(a.WorldState)(lambda un, n: "world " + pattern_operand(un, n.pattern, 2))
 _on(a.UserStmt)(lambda un, n: "user " + un(n.text))
 _on(a.SimulatedUserStmt)(lambda un, n: "simulated user " + un(n.text))
 _on(a.UserTurnsStmt)(lambda un, n: "user turns " + un(n.count))
@@ -443,7 +292,7 @@ _on(a.AnswerStep)(lambda un, n: f"then {n.action} {un(n.text)}")
 
 @_on(a.GivenStmt)
 def _given(un: _Unparser, n: a.GivenStmt) -> str:
-    given_args = _with(un, n.args)
+    given_args = with_args(un, n.args)
     return f"given {un(n.tool)}{given_args} {n.action} {un(n.text)}{_then(un, n)}"
 
 
@@ -469,3 +318,18 @@ def _param(un: _Unparser, n: a.ParamStmt) -> str:
 def _suite(un: _Unparser, n: a.Suite) -> str:
     raise TypeError("a whole file is laid out by the formatter (`evaldsl.format`, "
                     "`_format.format_suite`), not by `unparse`")
+
+
+__all__ = [  # with the spelling of `_unparse_words`, which its importers find here
+    "KEYWORDS",
+    "QUOTED_WORDS",
+    "Hook",
+    "call_args",
+    "expectation_parts",
+    "key",
+    "long_block",
+    "name",
+    "quote",
+    "render",
+    "unparse",
+]

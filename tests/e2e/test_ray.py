@@ -53,6 +53,14 @@ class Shop:
         world["apples"] -= 1
         return RunArtifacts(final_text="sold")
 
+class Chatty:
+    """Takes a context: it may hold a conversation."""
+
+    name = "ray-chatty"
+
+    def run(self, message, ctx):
+        return RunArtifacts(final_text=f"hi, you said: {message}")
+
 class AsyncAgent:
     name = "ray-async"
 
@@ -219,3 +227,37 @@ class _Named:
 
     def run(self, prompt: str) -> Any:
         raise AssertionError("the driver must not run the agent")
+
+
+def test_an_llm_judge_and_a_simulated_user_travel_to_the_workers(work: Path, openai_server: Any) -> None:
+    """`--judge` and `--user-model` on Ray: each worker gets them pickled (their prompt templates as
+    text, compiled again there) and calls the endpoint itself."""
+    from servers._script import text
+
+    from evaldsl.cli import main
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        if request["model"] == "judge":
+            return text('{"score": 0.9, "reasoning": "greets back"}')
+        return text("hello there" if len(request["messages"]) < 3 else "thanks ###DONE###")
+
+    openai_server.reply = script
+    (work / "judged.evl").write_text(textwrap.dedent('''
+        case "judged"
+          prompt "hello judge"
+          expect judge "greets back" at least 0.5
+
+        case "talks"
+          simulated user "say hello, then stop"
+          user turns 2
+          expect no error
+        ''').lstrip(), encoding="utf-8")
+    code = main(["run", "judged.evl", "--agent", "ray_agent:Chatty", "--executor", "ray", "-q", "--json", "j.json",
+                 "--judge", "openai:judge", "--judge-base-url", openai_server.base_url,
+                 "--user-model", "openai:user", "--user-base-url", openai_server.base_url, "--no-cache"])
+    rec = json.loads((work / "j.json").read_text())
+    status = {c["name"]: c["status"] for c in rec["cases"]}
+    assert code == 0, rec["cases"]
+    assert status == {"judged": "passed", "talks": "passed"}
+    judged = rec["cases"][0]["runs"][0]["expectations"][0]
+    assert "greets back" in (judged["detail"] or "")

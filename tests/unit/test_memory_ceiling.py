@@ -149,15 +149,15 @@ async def agent(prompt):
     return A
 """)
 from evaldsl import cli
-import evaldsl.cli._run as run
+import evaldsl.plan._inputs as inputs
 loaded = {}
-real = run._load
+real = inputs.load_suites
 def load(*args, **kwargs):  # the compiled suites are not the run's: measure from here
     suites = real(*args, **kwargs)
     loaded["base"] = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
     return suites
-run._load = load
+inputs.load_suites = load
 tracemalloc.start()
 code = cli.main(["run", "mem.evl", "--agent", "mem_agent:agent", "--json", "rec.json", "-q"])
 peak = tracemalloc.get_traced_memory()[1]

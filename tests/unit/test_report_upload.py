@@ -166,7 +166,7 @@ def test_a_bad_url_is_a_warning_not_a_crash(url: str) -> None:
 
 
 def test_the_recorded_command_keeps_no_url_credentials() -> None:
-    from evaldsl.cli._types import recorded_command
+    from evaldsl.plan import recorded_command
 
     argv = ["run", "s.evl", "--upload", "https://u:pw@x.example/api?token=t#f", "--base-url=http://h:1/v1?k=s",
             "-k", "name with spaces"]

@@ -54,7 +54,9 @@ def test_record_round_trips_through_json() -> None:
 
 
 def test_every_record_field_is_documented() -> None:
-    schema = EvalReport.model_json_schema()
+    from evaldsl.run._record import record_schema
+
+    schema = record_schema()
     ours = {k: v for k, v in schema["$defs"].items() if k not in ("RunArtifacts", "ToolCall")}
     missing = [f"{model}.{field}" for model, d in ours.items() for field, p in d["properties"].items()
                if not p.get("description")]
@@ -202,7 +204,7 @@ def test_lastfailed_is_written_as_json_dumps_writes_it(ids: list[str]) -> None:
 def test_the_run_s_ids_for_lastfailed_are_case_ref_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`evaldsl run` folds its cases in by their keys in the keeper (no second normalizing): the same ids
     `case_ref` makes of the cases' own files, in record order, whatever order they finished in."""
-    from evaldsl.cli._run_end import _RanCases
+    from evaldsl.plan._plan import RanCases as _RanCases
     from evaldsl.report._keeper import RecordKeeper
     from evaldsl.run._select import case_key
 

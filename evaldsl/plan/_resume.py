@@ -1,14 +1,16 @@
-"""How an interrupted run ends and is finished: the command that resumes it, `--resume DIR`, a
-second Ctrl-C while the record is kept, an endpoint found down. Imports no sibling module."""
+"""How an interrupted run ends and is finished: the command that resumes it, ``--resume DIR``, a
+second Ctrl-C while the record is kept, an endpoint found down."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from ._request import RunRequest
 
 
 @contextlib.contextmanager
@@ -35,14 +37,15 @@ def keeping_the_record() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def resume_in_folder(args: argparse.Namespace, subject: Any) -> None:
-    """`--resume DIR` (the --out folder of an earlier run): this agent's latest unfinished record there
-    is finished; with none, a new record is kept there, as with --out DIR. So one command finishes a
-    run of several --model values, each model's record once."""
+def resume_in_folder(request: RunRequest, subject: Any) -> RunRequest:
+    """`--resume DIR` (the --out folder of an earlier run): the request that finishes this agent's latest
+    unfinished record there; with none, the request that keeps a new record there, as with --out DIR. So
+    one command finishes a run of several --model values, each model's record once."""
     from ..report._json import RecordError
     from ..report._unfinished import read_unfinished
 
-    folder, name = Path(args.resume), args.model_name or subject.name
+    assert request.resume is not None
+    folder, name = Path(request.resume), request.model_name or subject.name
     found: list[tuple[str, Path]] = []
     for path in folder.glob("*.json"):
         try:
@@ -51,27 +54,28 @@ def resume_in_folder(args: argparse.Namespace, subject: Any) -> None:
             continue  # not a record (a dashboard's data, say): not ours to finish
         if meta.agent == name and not meta.complete:
             found.append((meta.started_at.isoformat() if meta.started_at else "", path))
-    args.out, args.resume = (None, str(max(found)[1])) if found else (str(folder), None)
+    out, resume = (None, str(max(found)[1])) if found else (str(folder), None)
+    return replace(request, outputs=replace(request.outputs, out=out), resume=resume)
 
 
-def resume_target(keeper: Any, args: argparse.Namespace, last_record: Path) -> str | None:
+def resume_target(keeper: Any, request: RunRequest, last_record: Path) -> str | None:
     """What `--resume` takes to finish this run: the --out folder when several models run (each
     model's record is found there), else the record file (``.evaldsl/last.json`` when none was named)."""
-    if len(args.model or []) > 1 and args.out:  # (a --resume DIR run has its folder as --out here)
-        return str(args.out)
+    if len(request.models.models) > 1 and request.outputs.out:  # (a --resume DIR run has its folder as --out)
+        return str(request.outputs.out)
     written = keeper.written
     if written:
         return str(written[0])
     return str(last_record) if keeper.optional_kept else None
 
 
-def resume_command(args: argparse.Namespace, target: str) -> str:
-    """The command that finishes an interrupted run: the one given, its record options replaced by
-    ``--resume TARGET`` (printed to be copied as it is)."""
+def resume_command(argv: Any, target: str) -> str:
+    """The command that finishes an interrupted run: the one given (``argv``, the words after
+    ``evaldsl``), its record options replaced by ``--resume TARGET`` (printed to be copied as it is)."""
     import shlex
 
     kept, skip = [], False
-    for arg in getattr(args, "argv", None) or []:
+    for arg in argv:
         if skip:
             skip = False
             continue

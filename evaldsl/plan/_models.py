@@ -1,9 +1,9 @@
-"""`evaldsl run`'s model options: `--model`, the judge, sampling and the cache.
+"""A run's models: the model under test (``--model``), the judge, the simulated user and the reply cache.
 
-Argument parsing and wiring only: `make_backend` builds the endpoints,
-`ModelAgent` and `LLMJudge` do the work. Registered by `_run.py`, which
-calls `model_setup` once per `--model` value (and once for an agent or
-harness run, which may name a judge).
+`make_backend` builds the endpoints, `ModelAgent`, `LLMJudge` and `SimulatedUser` do the work; this
+module only decides which to build from `ModelOptions` (`run` and `rescore` share it). `run_request`
+calls `model_setup` once per ``--model`` value (and once for an agent or harness run, which may name
+a judge).
 
 Choices written down (docs/models.md):
 
@@ -22,41 +22,12 @@ Choices written down (docs/models.md):
 
 from __future__ import annotations
 
-import argparse
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._types import positive_int
-
-
-class ModelUsage(ValueError):
-    """A model option that cannot work: one line, exit 4."""
-
-
-def add_model_options(p: argparse.ArgumentParser, who: Any) -> None:
-    """Add the model options; ``--model`` joins ``who``, the --agent/--harness group."""
-    who.add_argument("--model", action="append", metavar="PROVIDER:MODEL",
-                     help="drive a model with the suites' mock tools instead of an agent "
-                          "(openai:MODEL, anthropic:MODEL; repeatable: one record per model and a comparison)")
-    g = p.add_argument_group("model runs")
-    g.add_argument("--base-url", metavar="URL",
-                   help="the API's base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, or the public API)")
-    g.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the API's)")
-    g.add_argument("--max-tokens", type=positive_int, metavar="N", help="bound on each reply's tokens")
-    g.add_argument("--seed", type=int, metavar="N", help="sampling seed, where the API has one")
-    g.add_argument("--judge", metavar="PROVIDER:MODEL",
-                   help="the model that grades `judge` expectations (default: the model under test)")
-    g.add_argument("--judge-base-url", metavar="URL", help="the judge's base URL (default: --base-url)")
-    g.add_argument("--judge-template", metavar="FILE", help="a jinja2 template replacing the judge's prompt")
-    g.add_argument("--user-model", metavar="PROVIDER:MODEL",
-                   help="the model that plays a case's `simulated user` (required by such cases)")
-    g.add_argument("--user-base-url", metavar="URL", help="the user model's base URL (default: --base-url)")
-    g.add_argument("--user-template", metavar="FILE",
-                   help="a jinja2 template replacing the simulated user's instructions")
-    g.add_argument("--no-cache", action="store_true", help="send every request; keep no replies")
-    g.add_argument("--cache-dir", metavar="DIR", help="where replies are kept (default .evaldsl/cache)")
+from ._request import ModelOptions, PlanUsage, RunRequest
 
 
 @dataclass
@@ -92,88 +63,94 @@ class ModelSetup:
         return f"cache: {hits} of {total} model call(s) served from {self.cache.directory}"
 
 
-def check_model_args(args: argparse.Namespace) -> None:
-    """Refuse option combinations that cannot work, before anything is loaded."""
-    models = args.model or []
-    if len(models) > 1:
-        resume = args.resume if args.resume and not Path(args.resume).is_dir() else None
-        for option, value in (("--json", args.json), ("--resume", resume), ("--model-name", args.model_name)):
+def check_model_options(request: RunRequest) -> None:
+    """Refuse option combinations that cannot work, before anything is loaded.
+
+    Raises:
+        PlanUsage: naming the option and what to do instead.
+    """
+    m, outputs = request.models, request.outputs
+    if len(m.models) > 1:
+        resume = request.resume if request.resume and not Path(request.resume).is_dir() else None
+        for option, value in (("--json", outputs.json), ("--resume", resume), ("--model-name", request.model_name)):
             if value:
-                raise ModelUsage(f"{option} holds one record; with several --model values use --out DIR "
-                                 "(one record per model; --resume DIR finishes them)")
-        for option in ("--html", "--junit-xml", "--markdown"):
-            if getattr(args, option[2:].replace("-", "_"), None):
-                raise ModelUsage(f"{option} holds one run; with several --model values write the records with "
-                                 f"--out DIR, then `evaldsl report DIR/*.json` (--format html, junit or markdown)")
-    for option in ("user_base_url", "user_template"):
-        if getattr(args, option, None) is not None and not getattr(args, "user_model", None):
-            raise ModelUsage(f"--{option.replace('_', '-')} applies to the simulated user's model (--user-model)")
-    user = [args.user_model] if getattr(args, "user_model", None) else []
-    if not models and not args.judge and not user:
-        for option in ("base_url", "temperature", "max_tokens", "seed", "judge_template", "judge_base_url"):
-            if getattr(args, option) is not None:
-                raise ModelUsage(f"--{option.replace('_', '-')} applies to a model run (--model) or a judge (--judge)")
+                raise PlanUsage(f"{option} holds one record; with several --model values use --out DIR "
+                                "(one record per model; --resume DIR finishes them)")
+        for option, value in (("--html", outputs.html), ("--junit-xml", outputs.junit_xml),
+                              ("--markdown", outputs.markdown)):
+            if value:
+                raise PlanUsage(f"{option} holds one run; with several --model values write the records with "
+                                f"--out DIR, then `evaldsl report DIR/*.json` (--format html, junit or markdown)")
+    for option, value in (("--user-base-url", m.user_base_url), ("--user-template", m.user_template)):
+        if value is not None and not m.user_model:
+            raise PlanUsage(f"{option} applies to the simulated user's model (--user-model)")
+    if not m.models and not m.judge and not m.user_model:
+        given = {"--base-url": m.base_url, "--temperature": m.temperature, "--max-tokens": m.max_tokens,
+                 "--seed": m.seed, "--judge-template": m.judge_template, "--judge-base-url": m.judge_base_url}
+        for option, setting in given.items():
+            if setting is not None:
+                raise PlanUsage(f"{option} applies to a model run (--model) or a judge (--judge)")
         return
     from ..models._backends import parse_spec
 
     providers = set()
-    for spec in [*models, *([args.judge] if args.judge else []), *user]:
+    for spec in [*m.models, *([m.judge] if m.judge else []), *([m.user_model] if m.user_model else [])]:
         try:
             provider, _ = parse_spec(spec)
         except ValueError as exc:
-            raise ModelUsage(str(exc)) from None
-        if spec in models:
+            raise PlanUsage(str(exc)) from None
+        if spec in m.models:
             providers.add(provider)
-    if args.base_url and len(providers) > 1:
-        raise ModelUsage(f"--base-url is one endpoint, but the models use {len(providers)} providers "
-                         f"({', '.join(sorted(providers))}); run them separately, or set each provider's "
-                         "base URL in its environment variable")
+    if m.base_url and len(providers) > 1:
+        raise PlanUsage(f"--base-url is one endpoint, but the models use {len(providers)} providers "
+                        f"({', '.join(sorted(providers))}); run them separately, or set each provider's "
+                        "base URL in its environment variable")
 
 
-def model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
-    """The backends of one run: the model ``spec`` (None: an agent run) and the judge.
+def model_setup(options: ModelOptions, spec: str | None) -> ModelSetup:
+    """The backends of one run: the model ``spec`` (None: an agent run), the judge and the simulated user.
 
     Raises:
-        ModelUsage: a spec or base URL that no request could use, or a bad judge template.
+        PlanUsage: a spec or base URL that no request could use, or a bad judge or user template.
     """
     try:
-        return _model_setup(args, spec)
+        return _model_setup(options, spec)
     except ValueError as exc:  # make_backend's one-line reasons (a TemplateError is already one)
-        raise ModelUsage(str(exc)) from None
+        raise PlanUsage(str(exc)) from None
 
 
-def _model_setup(args: argparse.Namespace, spec: str | None) -> ModelSetup:
+def _model_setup(o: ModelOptions, spec: str | None) -> ModelSetup:
     setup = ModelSetup()
-    if spec is None and not args.judge and not getattr(args, "user_model", None):
+    if spec is None and not o.judge and not o.user_model:
         return setup  # an agent run without a judge: no HTTP code is imported
     from ..models._backends import make_backend
     from ..models._cache import DEFAULT_CACHE_DIR, ResponseCache
     from ..models._chat import Sampling
     from ..models._transport import SharedClient
 
-    setup.cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
+    setup.cache = ResponseCache(o.cache_dir or DEFAULT_CACHE_DIR) if o.cache else None
     client = SharedClient()
     if spec is not None:
         from ..models._loop import ModelAgent
 
-        sampling = Sampling(temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed)
-        backend = make_backend(spec, base_url=args.base_url, cache=setup.cache, client=client)
+        sampling = Sampling(temperature=o.temperature, max_tokens=o.max_tokens, seed=o.seed)
+        backend = make_backend(spec, base_url=o.base_url, cache=setup.cache, client=client)
         setup.backends.append(backend)
         setup.agent = ModelAgent(backend, sampling)
         setup.meta["model"] = {**backend.describe(), "sampling": _sampling(sampling)}
-    if getattr(args, "user_model", None):
-        _user_setup(setup, args, spec, client)
-    judge_spec = args.judge or spec
+    if o.user_model:
+        _user_setup(setup, o, spec, client)
+    judge_spec = o.judge or spec
     if judge_spec is None:
         return setup  # an agent run with a simulated user and no judge
-    base = _helper_base_url(args, spec, judge_spec, args.judge_base_url)
-    if judge_spec == spec and base == args.base_url:
+    base = _helper_base_url(o, spec, judge_spec, o.judge_base_url)
+    if judge_spec == spec and base == o.base_url:
         judge_backend = setup.backends[0]
     else:
         judge_backend = make_backend(judge_spec, base_url=base, cache=setup.cache, client=client)
         setup.backends.append(judge_backend)
-    setup.judge = _judge(judge_backend, args)
-    setup.meta["judge"] = {**judge_backend.describe(), "template": args.judge_template}
+    setup.judge = _judge(judge_backend, o.judge_template)
+    setup.meta["judge"] = {**judge_backend.describe(), "template": o.judge_template}
     return setup
 
 
@@ -207,15 +184,15 @@ def _unreached(error: Any) -> bool:
     return endpoint_failed(error.message)
 
 
-def _judge(backend: Any, args: argparse.Namespace) -> Any:
-    if args.judge_template is None:
+def _judge(backend: Any, template: str | None) -> Any:
+    if template is None:
         return _LazyJudge(backend)  # most runs have no `judge` line: jinja2 is never imported
     from ..models._judge import LLMJudge, TemplateError
 
     try:
-        return LLMJudge(backend, template=args.judge_template)
+        return LLMJudge(backend, template=template)
     except TemplateError as exc:
-        raise ModelUsage(f"--judge-template: {exc}") from None
+        raise PlanUsage(f"--judge-template: {exc}") from None
 
 
 class _LazyJudge:
@@ -226,6 +203,9 @@ class _LazyJudge:
         self._judge: Any = None
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> Any:  # `--executor ray` sends it to each worker: its backend, and a lock of its own
+        return _LazyJudge, (self.backend,)
+
     def __call__(self, **kwargs: Any) -> Any:
         with self._lock:  # called from worker threads
             if self._judge is None:
@@ -235,25 +215,26 @@ class _LazyJudge:
         return self._judge(**kwargs)
 
 
-def _user_setup(setup: ModelSetup, args: argparse.Namespace, spec: str | None, client: Any) -> None:
+def _user_setup(setup: ModelSetup, o: ModelOptions, spec: str | None, client: Any) -> None:
     """The simulated user's model (``--user-model``), sharing the run's cache and HTTP client."""
     from ..models._backends import make_backend
     from ..models._judge import TemplateError
     from ..models._user import SimulatedUser
 
-    base = _helper_base_url(args, spec, args.user_model, args.user_base_url)
-    backend = next((b for b in setup.backends if b.label == args.user_model and base == args.base_url), None)
+    assert o.user_model is not None
+    base = _helper_base_url(o, spec, o.user_model, o.user_base_url)
+    backend = next((b for b in setup.backends if b.label == o.user_model and base == o.base_url), None)
     if backend is None:
-        backend = make_backend(args.user_model, base_url=base, cache=setup.cache, client=client)
+        backend = make_backend(o.user_model, base_url=base, cache=setup.cache, client=client)
         setup.backends.append(backend)
     try:
-        setup.user = SimulatedUser(backend, template=args.user_template)
+        setup.user = SimulatedUser(backend, template=o.user_template)
     except TemplateError as exc:
-        raise ModelUsage(f"--user-template: {exc}") from None
-    setup.meta["user_model"] = {**backend.describe(), "template": args.user_template}
+        raise PlanUsage(f"--user-template: {exc}") from None
+    setup.meta["user_model"] = {**backend.describe(), "template": o.user_template}
 
 
-def _helper_base_url(args: argparse.Namespace, spec: str | None, helper_spec: str, own: str | None) -> str | None:
+def _helper_base_url(o: ModelOptions, spec: str | None, helper_spec: str, own: str | None) -> str | None:
     """A helper model's base URL (the judge's, the simulated user's): its own option's value (``own``); else
     --base-url when there is no model under test or the helper shares its provider."""
     from ..models._backends import parse_spec
@@ -261,7 +242,7 @@ def _helper_base_url(args: argparse.Namespace, spec: str | None, helper_spec: st
     if own:
         return str(own)
     if spec is None or parse_spec(helper_spec)[0] == parse_spec(spec)[0]:
-        return args.base_url  # type: ignore[no-any-return]
+        return o.base_url
     return None
 
 
