@@ -30,6 +30,7 @@ from typing import Any
 from ..run._record import CaseResult, EvalReport, RunMeta, Summary
 from ..run._select import case_key
 from ._case_keys import CaseKeys, Key
+from ._fold import JournalRun
 from ._journal import Journal, journal_line, journal_path, read_span, record_text, remove, write_streamed
 from ._json import CASE_INDENT, RecordWriteError, case_json, claim_from
 from ._lock import RecordLock, record_target
@@ -303,14 +304,17 @@ class RecordKeeper:
         """Write every file to a temporary file, then rename them all into place, then re-point
         the spans at the primary's new record and remove the journals now folded in."""
         handles: dict[Path, Any] = {}
-        written: list[tuple[_Target, str, list[tuple[int, int]]]] = []
+        written: list[tuple[_Target, str, list[tuple[int, int]] | int]] = []
+        journal = self._journal_source()  # every case a line of it, in order: the record made in one piece
+        whole = JournalRun.find(journal, len(self._sources) - 1, self._source, self._offset, self._length)
         try:
             for target in self._targets:
                 folder = target.path.parent if target.path is not None else target.out_dir
                 assert folder is not None
                 try:
                     folder.mkdir(parents=True, exist_ok=True)
-                    tmp, spans = write_streamed(folder, target.name.name, meta, summary, self._texts(handles))
+                    tmp, spans = (whole.write(folder, target.name.name, meta, summary) if whole is not None else
+                                  write_streamed(folder, target.name.name, meta, summary, self._texts(handles)))
                 except OSError as exc:
                     self._fail(target, exc, raising=raising and not target.optional)
                     continue
@@ -322,7 +326,7 @@ class RecordKeeper:
         finally:
             for fh in handles.values():
                 fh.close()
-        primary: tuple[Path, list[tuple[int, int]]] | None = None
+        primary: tuple[Path, list[tuple[int, int]] | int] | None = None
         for target, tmp, spans in written:
             try:
                 if target.path is None:
@@ -340,11 +344,17 @@ class RecordKeeper:
             if primary is None:
                 primary = (target.path, spans)
         if primary is not None:
-            self._repoint(*primary)
+            self._repoint(*primary, whole)
 
-    def _repoint(self, record: Path, spans: list[tuple[int, int]]) -> None:
-        """Every case now lives in ``record`` (spans in record order); the journal comes next."""
+    def _repoint(self, record: Path, spans: list[tuple[int, int]] | int, whole: JournalRun | None) -> None:
+        """Every case now lives in ``record`` (``spans`` in record order, or, for a record made in one piece
+        from ``whole``, where its first case begins); the journal comes next."""
         self._sources = [record, journal_path(record)]
+        if isinstance(spans, int):
+            assert whole is not None
+            self._source = array("h", bytes(2 * len(self._source)))  # source 0, the record, for every case
+            self._offset, self._length = whole.spans(spans)
+            return
         done = (position for position, source in enumerate(self._source) if source != _UNDONE)
         for position, (offset, length) in zip(done, spans):
             self._set(position, 0, offset, length)

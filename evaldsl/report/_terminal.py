@@ -9,31 +9,39 @@ No dependency is needed for either: ANSI "erase line" is enough.
 The summary follows pytest: a table (one row per suite, and the totals),
 the statistics, a "short summary" spelling out every failed expectation
 with its detail and ``file:line``, and a final count line. Colour is used
-only on a terminal and never when ``NO_COLOR`` is set.
+only on a terminal and never when ``NO_COLOR`` is set. Here: `Digest`, which
+gathers what the summary needs case by case and writes it; the table's
+numbers are `_table`'s, the listings' texts `_listings`'s.
 """
 
 from __future__ import annotations
 
 import io
-import json
-import shutil
 import tempfile
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Iterator
-from itertools import chain, islice
+from itertools import islice
 from typing import TextIO
 
 from ..run._record import CaseResult, EvalReport, RunResult, Summary
-from ..run._stats import CaseStats, case_stats, nearest_rank
+from ..run._stats import case_stats
 from ._details import Details
-from ._numbers import num as _num
-from ._numbers import pct as _pct
-from ._numbers import secs as _secs
+from ._listings import (  # noqa: F401 (SHOWN_MESSAGE, failed_expectations, run_errors: imported from here too)
+    SHOWN_MESSAGE,
+    _failure_body,
+    _partial_body,
+    _warning_line,
+    failed_expectations,
+    partial_credits,
+    run_errors,
+    turn_name,
+)
+from ._numbers import num as _num  # noqa: F401 (the models table imports these from here)
+from ._numbers import pct as _pct  # noqa: F401
+from ._numbers import secs as _secs  # noqa: F401
 from ._progress import _COLOURS, _LABELS, _paint, _shown
-
-SHOWN_MESSAGE = 2_000
-"""Characters of an error message the summary shows; the record keeps up to 65,536."""
+from ._table import _CODE, _STATUSES, _final_line, _Group, _row, _rule, _statistics, _summary
+from ._table import heading as heading  # (`evaldsl run` imports it from here)
 
 
 def format_report(
@@ -73,6 +81,10 @@ class Digest:
     def __init__(self, details: Details | None = None) -> None:
         self.details = details if details is not None else Details()
         """How much of each failed case is shown beside its failures (final text, calls, traceback)."""
+        self._files: dict[str, str] = {}
+        """Each file as the listings show it (`_shown`), asked once."""
+        self._shows_runs = type(self.details) is not Details or self.details.verbosity >= 1
+        """False when a failed run without an error shows nothing below its failures (``-q``)."""
         self._groups: dict[tuple[str, str], _Group] = {}
         self._spool = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._spooled = 0
@@ -110,12 +122,15 @@ class Digest:
         """(status, text) of each note of ``kind``, in record order."""
         keys, ends = self._note_key, self._note_end
         self._flush()
+        held, at = b"", 0  # a block of the spool read at once: notes in order are cut out of it, a read a block
         for i in order:
             key = keys[i]
             if key >> 3 & 3 == kind:
-                start = ends[i - 1] if i else 0
-                self._spool.seek(start)
-                yield _STATUSES[key & 7], self._spool.read(ends[i] - start).decode("utf-8", "surrogatepass")
+                start, end = ends[i - 1] if i else 0, ends[i]
+                if start < at or end > at + len(held):
+                    self._spool.seek(start)
+                    held, at = self._spool.read(max(end - start, self.BLOCK)), start
+                yield _STATUSES[key & 7], held[start - at:end - at].decode("utf-8", "surrogatepass")
 
     def add(self, case: CaseResult, position: int | None = None) -> None:
         """Count one finished case (``position``: its place in the record; default: after the last)."""
@@ -149,7 +164,8 @@ class Digest:
         status = case.status
         group.add_run(status, case.score, run)
         if status == "failed" or status == "error":  # ("error" too: a CaseResult made by hand may say so)
-            self._note(position, _FAILURE, status, self._with_details(self._plain_failure_body(case, run), case))
+            body = self._plain_failure_body(case, run)  # (no error, so no traceback: -q shows no details)
+            self._note(position, _FAILURE, status, self._with_details(body, case) if self._shows_runs else body)
         elif status == "passed" or status == "xpassed":
             for e in run.expectations:
                 if 0 < e.credit < 1 and run.passed:  # rare: the general path's text
@@ -164,7 +180,9 @@ class Digest:
         """`_failure_body` of a case of one run without an error: its head and its failing expectations,
         made in one pass over them, the case's file shown once."""
         file = case.file
-        shown = _shown(file)
+        shown = self._files.get(file)
+        if shown is None:  # (a run's cases are in a few files: each shown once, not a path test a case)
+            shown = self._files[file] = _shown(file)
         lines = [f"{shown}:{case.line} {case.suite}::{case.name}"]
         failed: set[int] = set()
         for e in run.expectations:
@@ -259,242 +277,4 @@ class _Blocks:
             self._size = 0
 
 
-_STATUSES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-_CODE = {status: i for i, status in enumerate(_STATUSES)}
-_SKIPPED = _CODE["skipped"]
 _FAILURE, _PARTIAL, _WARNING = 0, 1, 2
-
-
-class _Group:
-    """The table numbers of one (suite, file)'s cases, in the order they were added: what
-    `summarize_stats` reads of their `CaseStats`, in arrays (a few bytes a case, no object each)."""
-
-    __slots__ = ("first", "status", "score", "latency", "tokens")
-
-    def __init__(self, first: int) -> None:
-        self.first = first
-        """The least position of the group's cases (the table's rows go in this order)."""
-        self.status = bytearray()
-        self.score = array("d")
-        """``score or 0.0`` of each case that ran (not skipped), as the average reads it."""
-        self.latency = array("d")
-        """Each run's latency, of the cases that ran."""
-        self.tokens: array[int] | list[int] = array("q")
-        """Each run's token count (the runs that reported one), of the cases that ran."""
-
-    def add_run(self, status: str, score: float | None, run: RunResult) -> None:
-        """`add` of the `CaseStats` of a case that ran once, from its run (no tuples made)."""
-        code = _CODE[status]
-        self.status.append(code)
-        if code == _SKIPPED:
-            return
-        self.score.append(score or 0.0)
-        self.latency.append(run.latency_s)
-        artifacts = run.artifacts
-        if artifacts is not None and (tokens := artifacts.tokens) is not None:
-            try:
-                self.tokens.append(tokens)
-            except OverflowError:  # past 2**63: plain integers from here on, as in `add`
-                self.tokens = [*self.tokens, tokens]
-
-    def add(self, stats: CaseStats) -> None:
-        status, score, latencies, tokens = stats
-        code = _CODE[status]
-        self.status.append(code)
-        if code == _SKIPPED:
-            return
-        self.score.append(score or 0.0)
-        self.latency.extend(latencies)
-        held = len(self.tokens)
-        try:
-            self.tokens.extend(tokens)
-        except OverflowError:  # a count past 2**63 (the counts before it may be in): plain integers from here on
-            self.tokens = [*self.tokens[:held], *tokens]
-
-
-def _summary(groups: list[_Group]) -> Summary:
-    """`summarize_stats` of the groups' cases, one group after another: the same sums in the same
-    order, so the same numbers (tests/unit/test_report_terminal.py checks it), without an object a case."""
-    counts = [0] * len(_STATUSES)
-    for group in groups:
-        for code, n in enumerate(_counts(group.status)):
-            counts[code] += n
-    total = sum(counts)
-    ran = total - counts[_SKIPPED]
-    runs = sum(len(g.latency) for g in groups)
-    tokens = sum(len(g.tokens) for g in groups)
-    ordered = sorted(chain.from_iterable(g.latency for g in groups))
-    passed, xpassed = counts[_CODE["passed"]], counts[_CODE["xpassed"]]
-    tokens_total = sum(chain.from_iterable(g.tokens for g in groups)) if tokens else None
-    return Summary(
-        total=total,
-        passed=passed,
-        failed=counts[_CODE["failed"]],
-        errors=counts[_CODE["error"]],
-        skipped=counts[_SKIPPED],
-        xfailed=counts[_CODE["xfailed"]],
-        xpassed=xpassed,
-        runs=runs,
-        accuracy=(passed + xpassed) / ran if ran else None,
-        average_score=sum(chain.from_iterable(g.score for g in groups)) / ran if ran else None,
-        latency_mean_s=sum(chain.from_iterable(g.latency for g in groups)) / runs if runs else None,
-        latency_p50_s=nearest_rank(ordered, 50),
-        latency_p95_s=nearest_rank(ordered, 95),
-        tokens_total=tokens_total,
-        tokens_mean=tokens_total / tokens if tokens_total is not None else None,
-    )
-
-
-def _counts(codes: bytearray) -> list[int]:
-    return [codes.count(code) for code in range(len(_STATUSES))]
-
-
-def _row(suite: str, file: str, s: Summary) -> list[str]:
-    return [
-        suite, file, str(s.total), str(s.passed), str(s.failed), str(s.errors), str(s.skipped),
-        str(s.xfailed), str(s.xpassed),
-        _pct(s.accuracy), _num(s.average_score), _secs(s.latency_p50_s),
-    ]
-
-
-def _statistics(s: Summary) -> str:
-    ran = s.total - s.skipped
-    lines = [
-        f"accuracy {_pct(s.accuracy)} ({s.passed + s.xpassed}/{ran} cases that ran)"
-        f"   average score {_num(s.average_score)}   runs {s.runs}",
-        f"latency mean {_secs(s.latency_mean_s)}  p50 {_secs(s.latency_p50_s)}  p95 {_secs(s.latency_p95_s)}"
-        + (f"   tokens {s.tokens_total:,} total, {s.tokens_mean:,.1f} mean" if s.tokens_total is not None else ""),
-    ]
-    return "\n" + "\n".join(lines)
-
-
-def _failure_body(case: CaseResult) -> str:
-    """A failed case in the short summary, after its label."""
-    head = f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}"
-    runs = case.runs
-    n = len(runs)
-    if n > 1:
-        passed = sum(r.passed for r in runs)
-        head += f"  ({passed}/{n} runs passed, needed {case.required_pass_rate:.0%})"
-    lines = [head]
-    if any(r.error is not None for r in runs):  # most failures are expectations: no Counter to make
-        for (etype, message), count in run_errors(case).items():
-            times = f" [{count} of {n} runs]" if n > 1 else ""
-            lines.append(f"  error: {etype}: {_indent(message)}{times}")
-    for label_, where, detail, count in failed_expectations(case):
-        times = f" [failed in {count} of {n} runs]" if n > 1 else ""
-        lines.append(f"  x expect {label_}  ({where}){times}")
-        if detail:
-            lines.append(f"      {_indent(detail, 6)}")
-    return "\n".join(lines)
-
-
-def _partial_body(case: CaseResult, partial: list[tuple[str, str, str | None, int]]) -> str:
-    """A case that passed only through a fallback, after its label: the score, and each expectation
-    that gave credit below 1."""
-    lines = [f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}  "
-             f"(partial credit, score {_num(case.score)})"]
-    n = len(case.runs)
-    for label_, where, detail, count in partial:
-        lines.append(f"  ~ expect {label_}  ({where})" + (f" [in {count} of {n} runs]" if n > 1 else ""))
-        if detail:
-            lines.append(f"      {_indent(detail, 6)}")
-    return "\n".join(lines)
-
-
-def partial_credits(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
-    """Each expectation that held only through a fallback (0 < credit < 1) in a passing run:
-    label, file:line, its first detail, how many runs."""
-    seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
-    for run in case.runs:
-        for e in run.expectations:
-            if run.passed and 0 < e.credit < 1:
-                turn = "" if e.turn is None else ", " + turn_name(run, e.turn)
-                key = (e.label, f"{_shown(e.file)}:{e.line}{turn}")
-                seen.setdefault(key, [e.detail, 0])[1] += 1
-    return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
-
-
-def turn_name(run: RunResult, turn: int) -> str:
-    """A conversation's turn as every report names it: ``turn 2 "Yes, the blue one"`` (the message cut at
-    60 characters; a simulated user's marked so)."""
-    turns = run.conversation.turns if run.conversation is not None else []
-    if not 0 < turn <= len(turns):
-        return f"turn {turn}"
-    message = turns[turn - 1].message
-    shown = json.dumps(message if len(message) <= 60 else message[:57] + "...", ensure_ascii=False)
-    return f"turn {turn} {shown}" + (" (simulated)" if turns[turn - 1].simulated else "")
-
-
-def shorten_message(text: str, limit: int = SHOWN_MESSAGE) -> str:
-    """``text`` cut to ``limit`` characters for the terminal; the record keeps more."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit:,} more characters, in the record)"
-
-
-def _warning_line(case: CaseResult) -> str:
-    """The line of a case whose runs' artifacts had to be changed to be recorded."""
-    notes = list(dict.fromkeys(w for r in case.runs for w in r.warnings))
-    shown = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more" if len(notes) > 3 else "")
-    return f"{_shown(case.file)}:{case.line} {case.suite}::{case.name}: {shorten_message(shown, 300)}"
-
-
-def run_errors(case: CaseResult) -> Counter[tuple[str, str]]:
-    """Each distinct run error of a case, (type, message cut for a terminal), with how many runs had it."""
-    return Counter((r.error.type, shorten_message(r.error.message)) for r in case.runs if r.error is not None)
-
-
-def failed_expectations(case: CaseResult) -> list[tuple[str, str, str | None, int]]:
-    """Each failing expectation once: label, file:line, its first detail, how many runs it failed.
-
-    Not those of a run that the agent itself reported failed (``AgentError``: a backend that could not
-    be reached, say): its error says it all, and its expectations, judged on what little the run left
-    (no final text, no calls), would only repeat it once each."""
-    seen: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
-    shown: dict[str, str] = {}  # a case's expectations are mostly in its own file
-    for run in case.runs:
-        if run.error is not None and run.error.type == "AgentError":
-            continue
-        for e in run.expectations:
-            if e.passed:
-                continue
-            file = shown.get(e.file)
-            if file is None:
-                file = shown[e.file] = _shown(e.file)
-            key = (e.label, f"{file}:{e.line}" if e.turn is None else f"{file}:{e.line}, {turn_name(run, e.turn)}")
-            if key in seen:
-                seen[key][1] += 1
-            else:
-                seen[key] = [e.detail, 1]
-    return [(label, where, d, c) for (label, where), (d, c) in seen.items()]
-
-
-def _final_line(s: Summary, colour: bool, elapsed_s: float | None) -> str:
-    counts = [
-        (s.failed, "failed"), (s.passed, "passed"), (s.skipped, "skipped"),
-        (s.xfailed, "xfailed"), (s.xpassed, "xpassed"), (s.errors, "error" if s.errors == 1 else "errors"),
-    ]
-    text = ", ".join(f"{n} {word}" for n, word in counts if n) or "no cases ran"
-    if elapsed_s is not None:
-        text += f" in {elapsed_s:.2f}s"
-    code = "31" if s.failed or s.errors else ("33" if not s.passed and not s.xpassed else "32")
-    return _rule(text, colour, code)
-
-
-def heading(text: str, colour: bool) -> str:
-    """A rule naming what the block below it is about (``==== model openai:a (1 of 2) ====``)."""
-    return _rule(text, colour, "1")
-
-
-def _rule(text: str, colour: bool, code: str) -> str:
-    width = min(100, max(40, shutil.get_terminal_size((80, 20)).columns))
-    side = max(3, (width - len(text) - 2) // 2)
-    return _paint(f"{'=' * side} {text} {'=' * side}", code, colour)
-
-
-def _indent(text: str, by: int = 4) -> str:
-    return text.replace("\n", "\n" + " " * by)
-
-
-

@@ -24,34 +24,39 @@ with where it was, e.g. ``tool_calls[0].args.when: datetime recorded as its
 repr``. A negative ``tokens`` or a negative or non-finite ``duration_s`` is
 not repaired but refused: the run is an error naming the field.
 
-Exceptions are rendered here too (`error_info`): an exception whose
-``__str__`` (or ``repr``) raises, a message with lone surrogates, or one of
-20 MB must still become a bounded, JSON-safe record entry.
+Exceptions are rendered by `_error_text` (`error_info`; re-exported here
+with the text helpers), and artifacts that are not plain JSON are copied
+into plain JSON by `_fixer.Fixer`, which notes each change.
 
-Cost: plain JSON artifacts (the common case) are only walked once, with
-exact type checks, and returned as they are; copying happens only when
-something must change.
+Cost: plain JSON artifacts (the common case) are walked once, with exact
+type checks, and copied (their containers, so that an agent that changes
+them later changes nothing recorded); only what must change is repaired.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
-from ._record import ERROR_KINDS, ErrorInfo
+from ._error_text import (  # noqa: F401 (the record's text helpers, imported from here by the runner)
+    MAX_MESSAGE,
+    MAX_REPR,
+    cancelled_info,
+    clip,
+    error_info,
+    exception_text,
+    safe_repr,
+    safe_text,
+    text_ok,
+)
+from ._record import ERROR_KINDS
+from ._trusted import made
 
 MAX_DEPTH = 100
 """Nesting deeper than this is recorded as the repr of what lies below."""
-
-MAX_MESSAGE = 65_536
-"""Characters of an error message (or traceback) the record keeps; the rest is cut, and says so."""
-
-MAX_REPR = 10_000
-"""Characters of a repr the record keeps for a value JSON cannot hold."""
 
 MAX_WARNINGS = 20
 """Warnings listed per run; more are counted in one last line."""
@@ -61,47 +66,6 @@ _FLOATS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 class Refused(ValueError):
     """Artifacts with a field no repair can make true (``tokens=-5``)."""
-
-
-def text_ok(s: str) -> bool:
-    """True when ``s`` can be written as UTF-8 (holds no lone surrogate)."""
-    if s.isascii():
-        return True
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def safe_text(s: str) -> str:
-    """``s`` with lone surrogates written as visible backslash escapes."""
-    return s if text_ok(s) else s.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def clip(s: str, limit: int = MAX_MESSAGE) -> str:
-    """``s`` cut to ``limit`` characters, saying how many were cut."""
-    if len(s) <= limit:
-        return s
-    return f"{s[:limit]}... (cut: {len(s) - limit:,} more characters not kept)"
-
-
-def safe_repr(value: Any) -> str:
-    """``repr(value)``, bounded, safe for JSON; never raises."""
-    try:
-        text = repr(value)
-        if type(text) is not str:
-            raise TypeError("repr did not return a str")
-    except Exception as exc:  # a hostile __repr__
-        text = f"<{_type_name(value)} object; its repr raised {_type_name(exc)}>"
-    return safe_text(clip(text, MAX_REPR))
-
-
-def _type_name(value: Any) -> str:
-    try:
-        return str(type(value).__name__)
-    except Exception:  # pragma: no cover - a metaclass with a hostile __name__
-        return "object"
 
 
 _SCALARS = frozenset((int, bool, type(None)))
@@ -181,18 +145,21 @@ def _plain_artifacts(art: RunArtifacts) -> bool:
 NO_WARNINGS: tuple[str, ...] = ()
 
 
-def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
-    """``art`` made safe for the record, and a warning per change (none in the common case).
+def make_safe(art: RunArtifacts, duration: float | None = None) -> tuple[RunArtifacts, Sequence[str]]:
+    """``art`` made safe for the record, and a warning per change (none in the common case). ``duration``:
+    the run's seconds, put in the copy of plain artifacts that hold none (what `_scoring` would set next).
 
     Raises:
         Refused: for a negative ``tokens`` or a negative or non-finite ``duration_s``.
     """
     try:
         if _plain_artifacts(art):
-            return _own_copy(art), NO_WARNINGS
+            return _own_copy(art, duration), NO_WARNINGS
     except RecursionError:  # pragma: no cover - _plain stops at MAX_DEPTH; a hostile __eq__ could still recurse
         pass
-    fixer = _Fixer()
+    from ._fixer import Fixer  # the rare path: artifacts that are not plain JSON
+
+    fixer = Fixer()
     fields: dict[str, Any] = {
         "final_text": fixer.optional_text(art.final_text, "final_text"),
         "error": fixer.optional_text(art.error, "error"),
@@ -209,17 +176,20 @@ def make_safe(art: RunArtifacts) -> tuple[RunArtifacts, Sequence[str]]:
     return RunArtifacts.model_construct(**fields), fixer.warnings()
 
 
-def _own_copy(art: RunArtifacts) -> RunArtifacts:
+def _own_copy(art: RunArtifacts, duration: float | None = None) -> RunArtifacts:
     """``art`` with its own containers (plain JSON already, see `_plain_artifacts`): an agent that keeps
     the list it returned, or a call's arguments, and changes them after its run ended (the next run's
-    calls appended to the same list, say) changes nothing in this run's record. Strings are shared."""
+    calls appended to the same list, say) changes nothing in this run's record. Strings are shared.
+    ``duration`` goes in the copy when ``art`` holds none (one copy a run, not a second for it)."""
     calls, transcript = art.tool_calls, art.transcript
-    if not calls and not transcript:
-        return art
     fields = dict(art.__dict__)
+    if duration is not None and fields["duration_s"] is None:
+        fields["duration_s"] = duration
+    elif not calls and not transcript:
+        return art
     fields["tool_calls"] = [_constructed(ToolCall, {"name": c.name, "args": _copied(decoded_args(c.args)),
                                                     "result": _copied(c.result)}) for c in calls]
-    fields["transcript"] = _copied(transcript)
+    fields["transcript"] = _copied(transcript) if transcript else []
     return _constructed(RunArtifacts, fields)
 
 
@@ -227,12 +197,7 @@ def _constructed(cls: type[Any], fields: dict[str, Any]) -> Any:
     """``cls.model_construct(**fields)`` when ``fields`` names every field in declaration order (both
     models forbid extras and have no private attributes), written out: pydantic's own loops over the
     fields cost more than the copy (about 7 us a run, bench/README.md, issue 28)."""
-    model = object.__new__(cls)
-    object.__setattr__(model, "__dict__", fields)
-    object.__setattr__(model, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
-    return model
+    return made(cls, fields, set(fields))
 
 
 def decoded_args(args: Any) -> Any:
@@ -249,12 +214,21 @@ def decoded_args(args: Any) -> Any:
 
 
 def _copied(value: Any) -> Any:
-    """A copy of plain JSON (dicts and lists new, everything else shared)."""
+    """A copy of plain JSON (dicts and lists new, everything else shared): each container copied at once
+    (in C), then only its containers copied again, a level down (most arguments hold none)."""
     kind = type(value)
     if kind is dict:
-        return {k: _copied(v) for k, v in value.items()}
+        copy = value.copy()
+        for k, v in copy.items():
+            if type(v) is dict or type(v) is list:
+                copy[k] = _copied(v)  # (a value replaced, no key added: the iteration stands)
+        return copy
     if kind is list:
-        return [_copied(v) for v in value]
+        copy = value.copy()
+        for i, v in enumerate(copy):
+            if type(v) is dict or type(v) is list:
+                copy[i] = _copied(v)
+        return copy
     return value
 
 
@@ -272,137 +246,3 @@ def _duration(value: Any) -> float | None:
     if type(value) is bool or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
         raise Refused(f"duration_s must be a finite number of seconds of at least 0 (or None), not {safe_repr(value)}")
     return float(value)
-
-
-class _Fixer:
-    """Copies a value into plain JSON, noting every change."""
-
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-
-    def warnings(self) -> list[str]:
-        if len(self.notes) <= MAX_WARNINGS:
-            return self.notes
-        more = len(self.notes) - MAX_WARNINGS
-        return self.notes[:MAX_WARNINGS] + [f"... and {more} more values changed the same way"]
-
-    def note(self, where: str, what: str) -> None:
-        self.notes.append(f"{where}: {what}")
-
-    def optional_text(self, value: Any, where: str) -> str | None:
-        if value is None:
-            return None
-        if type(value) is str or isinstance(value, str):
-            return self.text(str.__str__(value), where)
-        self.note(where, f"{_type_name(value)} recorded as its repr (expected a str)")
-        return safe_repr(value)
-
-    def text(self, value: str, where: str) -> str:
-        if text_ok(value):
-            return value
-        self.note(where, "lone surrogates recorded as backslash escapes")
-        return safe_text(value)
-
-    def items(self, value: Any, where: str = "tool_calls") -> list[Any]:
-        if type(value) is list:
-            return value
-        if isinstance(value, (list, tuple)):
-            return list(value)
-        self.note(where, f"{_type_name(value)} recorded as its repr (expected a list)")
-        return [safe_repr(value)]
-
-    def call(self, call: Any, where: str) -> ToolCall:
-        if not isinstance(call, ToolCall):
-            self.note(where, f"{_type_name(call)} recorded as its repr (expected a ToolCall)")
-            return ToolCall.model_construct(name=safe_repr(call), args={}, result=None)
-        name = call.name if isinstance(call.name, str) else safe_repr(call.name)
-        return ToolCall.model_construct(
-            name=self.text(str.__str__(name), f"{where}.name"),
-            args=self.value(decoded_args(call.args), f"{where}.args", 1, ()),
-            result=self.value(call.result, f"{where}.result", 1, ()),
-        )
-
-    def value(self, value: Any, where: str, depth: int, path: tuple[int, ...]) -> Any:
-        """``value`` as plain JSON; ``path`` holds the ids of the containers above it."""
-        if value is None or type(value) is bool or type(value) is int:
-            return value
-        if isinstance(value, str):
-            return self.text(str.__str__(value), where)
-        if isinstance(value, bool):
-            return bool(value)
-        if isinstance(value, int):
-            return int(value)
-        if isinstance(value, float):
-            if math.isfinite(value):
-                return float(value)
-            shown = _FLOATS[repr(float(value))]
-            self.note(where, f"{shown} recorded as the string {shown!r} (JSON has no form for it)")
-            return shown
-        if isinstance(value, (dict, list, tuple)):
-            if id(value) in path:
-                self.note(where, "circular reference recorded as '<circular reference>'")
-                return "<circular reference>"
-            if depth > MAX_DEPTH:
-                self.note(where, f"nested deeper than {MAX_DEPTH} levels; the rest recorded as its repr")
-                return safe_repr(value)
-            inner = path + (id(value),)
-            if isinstance(value, dict):
-                return {self.key(k, where): self.value(v, f"{where}.{self.key(k, where, quiet=True)}", depth + 1, inner)
-                        for k, v in list(value.items())}
-            return [self.value(v, f"{where}[{i}]", depth + 1, inner) for i, v in enumerate(list(value))]
-        self.note(where, f"{_type_name(value)} recorded as its repr (JSON has no form for it)")
-        return safe_repr(value)
-
-    def key(self, key: Any, where: str, *, quiet: bool = False) -> str:
-        if isinstance(key, str):
-            return str.__str__(key) if text_ok(key) else (safe_text(key) if quiet else self.text(key, where))
-        if key is None or isinstance(key, (bool, int, float)):
-            return "null" if key is None else str(key).lower() if isinstance(key, bool) else repr(key)
-        if not quiet:
-            self.note(where, f"a {_type_name(key)} key recorded as its repr")
-        return safe_repr(key)
-
-
-def exception_text(exc: BaseException, *, limit: int = MAX_MESSAGE) -> str:
-    """An exception's message, never raising: ``str``, else ``repr``, else a placeholder; JSON-safe, bounded."""
-    try:
-        text = str(exc)
-    except Exception:  # a hostile __str__
-        text = ""
-    if not text:
-        try:
-            text = repr(exc)
-        except Exception:
-            text = f"<{type(exc).__name__}: its message could not be read (str and repr raised)>"
-    return clip(safe_text(text), limit)
-
-
-def error_info(exc: BaseException, kind: str = "agent_raised") -> ErrorInfo:
-    """An exception as a record entry: its type, message and traceback (each bounded), and its kind:
-    the exception's own ``error_kind`` (evaldsl's errors say theirs: a backend's, a regex's time
-    limit, a judge's), else ``kind``."""
-    try:
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    except Exception:  # pragma: no cover - traceback formatting guards str() itself
-        tb = None
-    try:
-        own = getattr(exc, "error_kind", None)
-    except Exception:  # a hostile __getattr__
-        own = None
-    return ErrorInfo(type=type(exc).__name__, message=exception_text(exc), traceback=_record_text(tb),
-                     kind=own if own in ERROR_KINDS else kind)
-
-
-def cancelled_info(exc: BaseException, who: str) -> ErrorInfo:
-    """A `CancelledError` nobody asked for, as that run's error."""
-    detail = exception_text(exc, limit=2_000)
-    message = f"{who} raised CancelledError, a cancellation the runner did not ask for"
-    info = error_info(exc)
-    info.type = "CancelledError"
-    info.kind = "cancelled"
-    info.message = f"{message}: {detail}" if detail and detail != "CancelledError()" else message
-    return info
-
-
-def _record_text(text: str | None) -> str | None:
-    return None if text is None else clip(safe_text(text))

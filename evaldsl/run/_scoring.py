@@ -56,7 +56,7 @@ from ._safe import (
     text_ok,
 )
 from ._threads import DaemonPool
-from ._trusted import expectation, run_result
+from ._trusted import expectation, made, run_result
 
 
 class NoJudge(RuntimeError):
@@ -71,7 +71,7 @@ async def score_run(subject: Subject, case: CompiledCase, index: int, raw: Any, 
     """The run whose agent returned ``raw`` after ``latency`` seconds, scored: its artifacts made safe and
     every expectation evaluated (`execute_run`'s end, and the lanes' (`_lanes`) for each agent call they
     made). The loop time from ``began`` on is added to ``clock``. Suspends only for a judge."""
-    artifacts, problem, warnings = coerce_artifacts(raw)
+    artifacts, problem, warnings = coerce_artifacts(raw, latency)
     if artifacts is None:
         clock.busy += time.perf_counter() - began
         return _error_run(index, latency, problem)
@@ -102,12 +102,7 @@ def _with_duration(artifacts: RunArtifacts, latency: float) -> RunArtifacts:
         return artifacts.model_copy(update={"duration_s": latency})
     fields = artifacts.__dict__.copy()
     fields["duration_s"] = latency
-    copy = object.__new__(RunArtifacts)
-    object.__setattr__(copy, "__dict__", fields)
-    object.__setattr__(copy, "__pydantic_fields_set__", artifacts.__pydantic_fields_set__ | {"duration_s"})
-    object.__setattr__(copy, "__pydantic_extra__", None)
-    object.__setattr__(copy, "__pydantic_private__", None)
-    return copy
+    return made(RunArtifacts, fields, artifacts.__pydantic_fields_set__ | {"duration_s"})
 
 
 async def evaluate(
@@ -208,8 +203,10 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, Sequence[str]]:
-    """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`).
+def coerce_artifacts(raw: Any, duration: float | None = None) -> tuple[RunArtifacts | None, ErrorInfo | None,
+                                                                       Sequence[str]]:
+    """Accept `RunArtifacts` or a dict of its fields, made safe for the record (see `_safe`); ``duration``
+    (the run's seconds) set in the copy made when it holds none, where the copy is made anyway.
 
     Returns (artifacts, None, warnings), or (None, the error, []) for anything
     else, naming the type or the invalid field.
@@ -225,7 +222,7 @@ def coerce_artifacts(raw: Any) -> tuple[RunArtifacts | None, ErrorInfo | None, S
         message = f"the agent returned {shown}, not RunArtifacts (or a dict of its fields)"
         return None, ErrorInfo(type="TypeError", message=message, kind="invalid_artifacts"), []
     try:
-        artifacts, warnings = make_safe(raw)
+        artifacts, warnings = make_safe(raw, duration)
     except Refused as exc:
         return None, ErrorInfo(type="ValueError", message=f"the agent returned invalid RunArtifacts: {exc}",
                                kind="invalid_artifacts"), []

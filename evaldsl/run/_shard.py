@@ -32,6 +32,7 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -162,6 +163,14 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     for file in batches:
         prefixes.setdefault(f"({'/'.join(keys[file])!r}, ".encode("utf-8", "surrogatepass"), []).append(file)
     digest = hashlib.sha256()
+    if not stored.compressing:  # every line in memory already: each file's batches merged and joined in C
+        joined = []
+        for prefix in sorted(prefixes):
+            lines = list(chain.from_iterable(c for file in prefixes[prefix] for c in batches[file]))
+            lines.sort()  # (sorted runs: a merge's work, not a sort's)
+            joined.append(prefix + (b"\n" + prefix).join(lines))
+        digest.update(b"\n".join(joined))
+        return "sha256:" + digest.hexdigest()[:16]
     pending = bytearray()  # the lines, "\n" between them, hashed a block at a time
     first = True
     for prefix in sorted(prefixes):
@@ -239,7 +248,7 @@ class _Batches:
     def __init__(self) -> None:
         self.by_file: dict[str, list[list[bytes] | bytes]] = {}
         self._raw = 0  # bytes of lines held in lists
-        self._compressing = False  # past `RAW_BYTES`: every batch is kept compressed
+        self.compressing = False  # past `RAW_BYTES`: every batch is kept compressed
 
     def store(self, batch: dict[str, list[bytes]]) -> None:
         """Sort each file's lines of ``batch`` (as bytes: UTF-8 keeps the order of code points) and keep
@@ -247,16 +256,16 @@ class _Batches:
         for file, lines in batch.items():
             lines.sort()
             held = self.by_file.setdefault(file, [])
-            if self._compressing:
+            if self.compressing:
                 held.append(_compressed(lines))
                 continue
             held.append(lines)
             self._raw += sum(map(len, lines))
         batch.clear()
-        if not self._compressing and self._raw > RAW_BYTES:
+        if not self.compressing and self._raw > RAW_BYTES:
             for held in self.by_file.values():
                 held[:] = [c if isinstance(c, bytes) else _compressed(c) for c in held]
-            self._compressing = True
+            self.compressing = True
 
 
 def _compressed(lines: list[bytes]) -> bytes:

@@ -28,8 +28,13 @@ from ..artifacts import RunArtifacts
 from ._record import STATUSES, CaseResult, ConversationResult, ErrorInfo, ExpectationResult, Interval, RunResult
 
 M = TypeVar("M", bound=BaseModel)
-_setattr = object.__setattr__
 _new_object = object.__new__
+# The four slots every pydantic model has, set through their own descriptors: `object.__setattr__` looks each
+# name up in the class's MRO and checks the call first, a fifth of a model's making (bench/README.md, issue 28).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _STATUS_SET = frozenset(STATUSES)
 _EXPECTATION_FIELDS = frozenset(ExpectationResult.model_fields)
 _EXPECTATION_FIELDS_NO_TURN = _EXPECTATION_FIELDS - {"turn"}  # validation leaves an absent turn unset
@@ -43,14 +48,21 @@ _INTERVAL_FIELDS = frozenset(Interval.model_fields)
 _ONLY_STR, _ONLY_EXPECTATIONS, _ONLY_RUNS = frozenset({str}), frozenset({ExpectationResult}), frozenset({RunResult})
 
 
+def made(cls: type[M], fields: dict[str, Any], given: set[str]) -> M:
+    """A ``cls`` (a model without extras or private attributes) holding ``fields`` (every field, in
+    declaration order), ``given`` its fields-set (a set of its own: assigning a field adds to it), as
+    `model_construct` leaves one, without its loops over the fields."""
+    model = _new_object(cls)
+    _set_dict(model, fields)
+    _set_fields(model, given)
+    _set_extra(model, None)  # extra="forbid" or "ignore": validation leaves None
+    _set_private(model, None)  # no private attributes
+    return model
+
+
 def _built(cls: type[M], fields: dict[str, Any], given: frozenset[str]) -> M:
     """A ``cls`` holding ``fields`` (every field, in declaration order), as validation leaves one."""
-    model = _new_object(cls)
-    _setattr(model, "__dict__", fields)
-    _setattr(model, "__pydantic_fields_set__", set(given))  # a set of its own: assigning a field adds to it
-    _setattr(model, "__pydantic_extra__", None)  # extra="forbid": validation leaves None
-    _setattr(model, "__pydantic_private__", None)  # no private attributes
-    return model
+    return made(cls, fields, set(given))
 
 
 def expectation(label: str, passed: bool, credit: float, detail: str | None, file: str,
@@ -61,11 +73,10 @@ def expectation(label: str, passed: bool, credit: float, detail: str | None, fil
     if (type(credit) is float and type(passed) is bool and type(label) is type(file) is str and type(line) is int
             and (detail is None or type(detail) is str) and (turn is None or type(turn) is int)):
         model = _new_object(ExpectationResult)
-        _setattr(model, "__dict__", fields)
-        _setattr(model, "__pydantic_fields_set__", set(_EXPECTATION_FIELDS if turn is not None
-                                                         else _EXPECTATION_FIELDS_NO_TURN))
-        _setattr(model, "__pydantic_extra__", None)
-        _setattr(model, "__pydantic_private__", None)
+        _set_dict(model, fields)
+        _set_fields(model, set(_EXPECTATION_FIELDS if turn is not None else _EXPECTATION_FIELDS_NO_TURN))
+        _set_extra(model, None)
+        _set_private(model, None)
         return model
     if turn is None:
         del fields["turn"]
@@ -118,3 +129,31 @@ def case_result(*, suite: str, name: str, file: str, line: int, prompt: str, sta
         return _built(CaseResult, fields, _CASE_FIELDS)
     fields["wilson_95"] = {"low": low, "high": high}
     return CaseResult.model_validate(fields)
+
+
+_FLOAT_OR_NONE = (float, type(None))
+
+
+def one_run_case(case: Any, run: RunResult, status: str, score: float, passed: int,
+                 wilson_95: tuple[float, float]) -> CaseResult | None:
+    """`case_result` of a case that ran once (most cases), its values read from the `CompiledCase` here; None
+    when a value is not of the type validation keeps (the caller then takes `case_result`)."""
+    s = case.settings
+    suite, name, file, prompt, line = case.suite, case.name, case.file, case.prompt, case.line
+    tags, xfail = s.tags, s.xfail
+    latency = run.latency_s + 0.0
+    if not (type(suite) is type(name) is type(file) is type(prompt) is str and type(line) is int
+            and type(run) is RunResult and type(status) is str and status in _STATUS_SET and type(score) is float
+            and type(latency) is float and type(s.pass_rate) is float and type(s.repeat) is int
+            and (xfail is None or type(xfail) is str) and (not tags or set(map(type, tags)) <= _ONLY_STR)):
+        return None
+    tools = [tool.name for tool in case.tools] if case.tools else None
+    if tools is not None and not set(map(type, tools)) <= _ONLY_STR:
+        return None
+    low, high = wilson_95
+    fields = {"suite": suite, "name": name, "file": file, "line": line, "prompt": prompt, "status": status,
+              "score": score, "pass_rate": passed / 1, "wilson_95": made(Interval, {"low": low, "high": high},
+                                                                         set(_INTERVAL_FIELDS)),
+              "required_pass_rate": s.pass_rate, "repeat": s.repeat, "latency_s": latency, "tags": list(tags),
+              "skip": None, "xfail": xfail, "runs": [run], "tools": tools}
+    return made(CaseResult, fields, set(_CASE_FIELDS))

@@ -113,3 +113,34 @@ def test_a_case_is_what_validation_makes(runs: list[tuple[dict[str, Any], RunRes
     validated = CaseResult.model_validate({**fields, "wilson_95": {"low": low, "high": 1.0}})
     same(built, validated)
     same(built.wilson_95, validated.wilson_95)  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(runs(), st.sampled_from(STATUSES), st.one_of(st.sampled_from([1.0, 0.5]), st.integers(0, 1)),
+       st.one_of(st.none(), texts), st.lists(texts, max_size=3), st.lists(st.text(max_size=5), max_size=2),
+       st.booleans(), st.one_of(st.floats(0, 1), st.integers(0, 1)))
+def test_a_case_of_one_run_built_from_its_compiled_case_is_what_validation_makes(
+        run: tuple[dict[str, Any], RunResult], status: str, rate: Any, xfail: Any, tags: list[str],
+        tools: list[str], passed: bool, latency: Any) -> None:
+    """`one_run_case` (the `CompiledCase` read directly) against `CaseResult.model_validate` of the values
+    `_stats.case_result` hands it; None (the general path) is fine for values it does not trust."""
+    from evaldsl.compile._model import CaseSettings, CompiledCase, CompiledTool
+
+    result = run[1].model_copy(update={"latency_s": latency})
+    settings_ = CaseSettings(pass_rate=rate, tags=tuple(tags), xfail=xfail)
+    offered = tuple(CompiledTool(name=t, description="", parameters={}, answer=lambda a: None) for t in tools)
+    case = CompiledCase(suite="s", name=Text("n") if passed else "n", file="f.evl", line=3, prompt="p",
+                        settings=settings_, expectations=(), tools=offered)
+    built = _trusted.one_run_case(case, result, status, 0.5, int(passed), (0.25, 0.75))
+    if built is None:
+        assert type(result) is not RunResult or passed or type(rate) is not float or type(latency) is not float \
+            or any(type(t) is not str for t in tags) or (xfail is not None and type(xfail) is not str), \
+            "trusted values left to validation"
+        return
+    validated = CaseResult.model_validate({
+        "suite": "s", "name": "n", "file": "f.evl", "line": 3, "prompt": "p", "status": status, "score": 0.5,
+        "pass_rate": float(int(passed)), "wilson_95": {"low": 0.25, "high": 0.75}, "required_pass_rate": rate,
+        "repeat": 1, "latency_s": latency, "tags": tags, "skip": None, "xfail": xfail, "runs": [result],
+        "tools": tools or None})
+    same(built, validated)
+    assert built.runs[0] is result

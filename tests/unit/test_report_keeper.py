@@ -170,14 +170,20 @@ def test_a_file_that_fails_later_is_reported_once_and_the_others_still_written(
     good, bad = tmp_path / "good.json", tmp_path / "bad" / "r.json"
     keeper = keeper_for(report, bad, good, on_error=errors.append)
     keeper.start(summarize([]))
-    real = _keeper.write_streamed
+    real, real_whole = _keeper.write_streamed, _keeper.JournalRun.write
 
     def full_disk(folder: Path, *args: object) -> object:
         if folder.name == "bad":
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(folder, *args)  # type: ignore[arg-type]
 
+    def full_disk_whole(run: object, folder: Path, *args: object) -> object:  # the record made in one piece
+        if folder.name == "bad":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_whole(run, folder, *args)  # type: ignore[arg-type]
+
     monkeypatch.setattr(_keeper, "write_streamed", full_disk)
+    monkeypatch.setattr(_keeper.JournalRun, "write", full_disk_whole)
     for result in report.cases:
         keeper.add(result)
     finished(keeper, report, report.cases)
@@ -187,6 +193,7 @@ def test_a_file_that_fails_later_is_reported_once_and_the_others_still_written(
     assert journal_path(bad).exists()  # the failed record keeps its journal: it can still be resumed
     assert sorted(c.name for c in read_unfinished(bad).results()) == NAMES
     monkeypatch.setattr(_keeper, "write_streamed", real)  # the disk has room again: the next write clears it
+    monkeypatch.setattr(_keeper.JournalRun, "write", real_whole)
     keeper.finish(summarize(report.cases))
     assert keeper.failed == {} and read_record(bad) == report and len(errors) == 1
 

@@ -22,7 +22,8 @@ from evaldsl.run._scripted import ScriptedAgent
 def number_is(n: int, line: int) -> CompiledExpectation:
     def check(ctx):  # type: ignore[no-untyped-def]
         ok = ctx.artifacts.final_text == str(n)
-        return Outcome(1.0 if ok else 0.0, None if ok else f"expected the last number to be {n}, got {ctx.artifacts.final_text}")
+        return Outcome(1.0 if ok else 0.0,
+                       None if ok else f"expected the last number to be {n}, got {ctx.artifacts.final_text}")
 
     return CompiledExpectation(label=f"final number is {n}", file="suites/math.evl", line=line, check=check)
 
@@ -126,19 +127,23 @@ def test_colour_only_on_a_terminal_without_no_color(monkeypatch: pytest.MonkeyPa
     assert not use_colour(Tty())
 
 
-def test_listed_texts_survive_the_spool_going_to_disk_and_keep_record_order(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("block", "backwards"), [(1, True), (1, False), (64, True), (64, False), (1 << 16, True)])
+def test_listed_texts_survive_the_spool_going_to_disk_and_keep_record_order(
+        monkeypatch: pytest.MonkeyPatch, block: int, backwards: bool) -> None:
     """The digest keeps listed cases' texts in a spool, not in memory: past its size they are on disk,
-    and the summary is the same, in record order, whatever order the cases finished in."""
+    and the summary is the same, in record order, whatever order the cases finished in (the spool is
+    read back a block at a time: texts cut out of a block, or across blocks, read the same)."""
     from evaldsl.report._terminal import Digest
 
     whole = report()
     expected = format_report(whole, elapsed_s=1.0)
     monkeypatch.setattr(Digest, "SPOOL_BYTES", 16)  # rolls over to a temporary file at the first text
-    monkeypatch.setattr(Digest, "BLOCK", 1)  # each text goes to the spool as it comes
+    monkeypatch.setattr(Digest, "BLOCK", block)  # 1: each text goes to the spool as it comes
     digest = Digest()
-    for position, case in reversed(list(enumerate(whole.cases))):  # finished in reverse order
+    order = list(enumerate(whole.cases))
+    for position, case in reversed(order) if backwards else order:  # finished in reverse order, or in order
         digest.add(case, position)
-    assert digest._spool._rolled  # type: ignore[attr-defined]
+    assert digest._spool._rolled or block > 64  # type: ignore[attr-defined] (a large block: still in memory)
     assert digest.render(whole.summary, elapsed_s=1.0) == expected
     assert expected.index("Math::wrong sum") < expected.index("Math::crashes") < expected.index("Math::flaky")
 
