@@ -23,12 +23,14 @@ def agent(message, ctx):
         ctx.call("refund", {"id": 1})
     return RunArtifacts(final_text="done: " + message)
 '''
-HEAD = 'tool lookup "l"\n  param id: integer\n  otherwise returns "found"\ntool refund "r"\n  param id: integer\n  otherwise returns "ok"\n\n'
+HEAD = ('tool lookup "l"\n  param id: integer\n  otherwise returns "found"\n'
+        'tool refund "r"\n  param id: integer\n  otherwise returns "ok"\n\n')
 
 
 def suites(n: int, folder: Path) -> None:
     (folder / "bench_agent.py").write_text(AGENT)
-    conv = [HEAD] + [f'case "c{i}"\n  user "first {i}"\n    expect called lookup\n    expect final text contains "first"\n'
+    conv = [HEAD] + [f'case "c{i}"\n  user "first {i}"\n    expect called lookup\n'
+                     f'    expect final text contains "first"\n'
                      f'  user "second {i}"\n    expect called lookup\n    expect final text contains "second"\n'
                      for i in range(n)]
     single = [HEAD] + [f'case "c{i}"\n  prompt "both {i}"\n  expect called lookup\n  expect called refund\n'

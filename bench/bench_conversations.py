@@ -77,8 +77,8 @@ def main() -> None:
              "conversation": TOOLS + "\n".join(conversation(i) for i in range(n))}
     print(f"{n} cases, CPU seconds (best of 3), µs a case")
     for label, text in texts.items():
-        checked = best_cpu(lambda: check_suite(text, "bench.evl"))
-        compiled = best_cpu(lambda: compile_suite(text, "bench.evl"))
+        checked = best_cpu(lambda text=text: check_suite(text, "bench.evl"))
+        compiled = best_cpu(lambda text=text: compile_suite(text, "bench.evl"))
         print(f"  {label:<14} check {checked:6.2f} s ({checked / n * 1e6:5.0f} µs)   "
               f"compile {compiled:6.2f} s ({compiled / n * 1e6:5.0f} µs)")
 
