@@ -37,7 +37,7 @@ for raw in sys.stdin:
 UPSTREAM = """
 import sys
 from aiohttp import web
-BODY = b'{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "calc", "arguments": "{\\\\"a\\\\": 1}"}}]}}], "usage": {"total_tokens": 15}}'  # noqa: E501
+BODY = b'{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "calc", "arguments": "{\\\\"a\\\\": 1}"}}]}}], "usage": {"total_tokens": 15}}'
 async def chat(request):
     await request.read()
     return web.Response(body=BODY, content_type="application/json")
