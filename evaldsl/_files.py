@@ -31,9 +31,10 @@ class Unsealed(Exception):
     """Sealed bytes that cannot be trusted, and why (for the warning that ignores them)."""
 
 
-def write_temp(folder: Path, name: str, fill: Callable[[IO[bytes]], Any], *, fsync: bool = True) -> str:
+def write_temp(folder: Path, name: str, fill: Callable[[IO[bytes]], Any], *, fsync: bool = True,
+               mode: int = 0o644) -> str:
     """A new temporary file in ``folder`` (named after ``name``) that ``fill`` writes (and, with ``fsync``,
-    flushed to the disk); its path. Removed again if ``fill`` fails."""
+    flushed to the disk), with permissions ``mode``; its path. Removed again if ``fill`` fails."""
     import tempfile  # here: a command that only reads never pays for it
 
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
@@ -43,16 +44,18 @@ def write_temp(folder: Path, name: str, fill: Callable[[IO[bytes]], Any], *, fsy
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        if mode != 0o600:  # what mkstemp made it
+            os.chmod(tmp, mode)
     except BaseException:
         unlink_quietly(tmp)
         raise
     return tmp
 
 
-def replace_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
-    """Make ``path`` hold ``data``: written beside it, then renamed over it (see the module's docstring)."""
-    tmp = write_temp(path.parent, path.name, lambda fh: fh.write(data), fsync=fsync)
+def replace_atomically(path: Path, data: bytes, *, fsync: bool = False, mode: int = 0o600) -> None:
+    """Make ``path`` hold ``data``: written beside it, then renamed over it (see the module's docstring).
+    By default readable by its owner alone: what evaldsl keeps for itself is its user's."""
+    tmp = write_temp(path.parent, path.name, lambda fh: fh.write(data), fsync=fsync, mode=mode)
     try:
         os.replace(tmp, path)
     except BaseException:

@@ -65,6 +65,10 @@ def test_a_loaded_parser_parses_every_sample_as_a_built_one(cache_home: Path) ->
     assert errors > 5  # syntax errors (and their recovery) are compared too
 
 
+def test_the_entry_is_its_users_alone(cache_home: Path) -> None:
+    assert _saved(cache_home).stat().st_mode & 0o777 == 0o600
+
+
 def test_an_altered_entry_is_refused_and_the_parser_built_again(cache_home: Path) -> None:
     entry = _saved(cache_home)
     data = bytearray(entry.read_bytes())
