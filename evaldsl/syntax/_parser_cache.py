@@ -73,8 +73,26 @@ def save_parser(grammar: bytes, parser: Any, joiner: Any) -> None:
         entry = _entry(grammar)
         entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _files.replace_atomically(entry, _files.seal(FORMAT, body, key))
+        _prune(entry.parent, keep=entry)
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return  # a read-only home, a full disk, a Lark whose parser will not pickle: built each time
+
+
+KEPT = 8
+"""Entries kept in the folder: each evaldsl, Lark and Python in use has its own (a checkout being
+edited makes a new one each time its `syntax` modules change); the oldest go when a new one is written."""
+
+
+def _prune(folder: Path, *, keep: Path) -> None:
+    entries = []
+    for path in folder.glob("*.bin"):
+        try:
+            entries.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue  # removed by another process meanwhile
+    for _, path in sorted(entries, reverse=True)[KEPT:]:
+        if path != keep:
+            path.unlink(missing_ok=True)
 
 
 def _off() -> bool:

@@ -65,6 +65,28 @@ def test_a_loaded_parser_parses_every_sample_as_a_built_one(cache_home: Path) ->
     assert errors > 5  # syntax errors (and their recovery) are compared too
 
 
+def test_only_the_newest_entries_are_kept(cache_home: Path) -> None:
+    import os
+
+    folder = cache_home / "parsers"
+    folder.mkdir(parents=True)
+    for n in range(12):  # entries of other versions, oldest first
+        old = folder / f"old{n:02}.bin"
+        old.write_bytes(b"x")
+        os.utime(old, ns=(n * 10**9, n * 10**9))
+    entry = _saved_among(cache_home)
+    left = sorted(p.name for p in folder.glob("*.bin"))
+    assert entry.name in left and len(left) == _parser_cache.KEPT
+    others = [name for name in left if name != entry.name]
+    assert others == [f"old{n:02}.bin" for n in range(12 - _parser_cache.KEPT + 1, 12)]  # the newest of them
+
+
+def _saved_among(cache_home: Path) -> Path:
+    parser, joiner = _grammar.build_parser()
+    _parser_cache.save_parser(_grammar_bytes(), parser, joiner)
+    return _parser_cache._entry(_grammar_bytes())
+
+
 def test_the_entry_is_its_users_alone(cache_home: Path) -> None:
     assert _saved(cache_home).stat().st_mode & 0o777 == 0o600
 
