@@ -4,7 +4,8 @@ Building the parser from Lark's own grammar cache still deserialises the
 parse table through Lark's Python-level format, creates a lexer per parser
 state and then reworks the table for `_reducing`: about a seventh of a
 one-case `evaldsl check` (bench/README.md, "Issue 28"). A pickle of the
-finished parser loads at C speed, in about a fifth of the time.
+finished parser loads at C speed, in about a fifth of that; putting its
+rule callbacks back (`_grammar.relink`) costs about as much again.
 
 What is stored is the parser as `_grammar.build_parser` leaves it, less the
 rule callbacks (closures over `_building`'s code, which a pickle cannot hold):
