@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 
 MAC_SIZE = 32
+OFF_VALUES = frozenset({"0", "off", "no", "false"})
+"""Values of an ``EVALDSL_..._CACHE`` variable that turn that cache off."""
 
 
 class Unsealed(Exception):
@@ -137,3 +139,18 @@ def unseal(data: bytes, head: bytes, key: bytes) -> bytes:
 
 def _mac(body: bytes, key: bytes) -> bytes:
     return hashlib.blake2b(body, key=key, digest_size=MAC_SIZE).digest()
+
+
+def turned_off(variable: str) -> bool:
+    """Whether the environment variable ``variable`` (``EVALDSL_SUITE_CACHE``, ...) turns its cache off."""
+    return os.environ.get(variable, "").strip().lower() in OFF_VALUES
+
+
+def stamp_sources(digest: Any, folder: str, *, below: bool = False) -> None:
+    """Feed ``digest`` each ``.py`` file of ``folder`` (``below``: and of its subfolders): its place, size and
+    time. An edited checkout changes these without a new version, so a cache keyed by them is never stale."""
+    for where, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__") if below else []
+        for name in sorted(f for f in files if f.endswith(".py")):
+            info = os.stat(os.path.join(where, name))
+            digest.update(f"{os.path.relpath(where, folder)}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())

@@ -31,13 +31,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .._files import key_file, load_or_make_key, replace_atomically, seal
+from .._files import key_file, load_or_make_key, replace_atomically, seal, stamp_sources, turned_off
 from ._reads import Read, digest_bytes, digest_file, recording
 
 DEFAULT_DIR = Path(".evaldsl_cache")
 """Where the CLI keeps the cache unless told otherwise (relative to the working directory)."""
-OFF_VALUES = frozenset({"0", "off", "no", "false"})
-"""Values of ``EVALDSL_SUITE_CACHE`` that turn the cache off."""
 FORMAT = b"EVLSUITE2\n"
 """The first bytes of every entry; a new layout gets a new number."""
 DIR_HELP = "where compiled suites are kept for reuse (default .evaldsl_cache, or $EVALDSL_SUITE_CACHE_DIR)"
@@ -202,11 +200,7 @@ def code_fingerprint() -> str:
                 for where in (package, os.path.dirname(package))]
     digest.update(repr((__version__, sys.implementation.cache_tag, sys.version, pydantic.VERSION,
                         FORMAT, grammars)).encode())
-    for folder, dirs, files in os.walk(package):  # an edited checkout changes these without a new version
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(f for f in files if f.endswith(".py")):
-            info = os.stat(os.path.join(folder, name))
-            digest.update(f"{os.path.relpath(folder, package)}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    stamp_sources(digest, package, below=True)
     return digest.hexdigest()
 
 
@@ -214,7 +208,7 @@ def suite_cache(directory: str | Path | None, *, enabled: bool = True,
                 root: str | Path | None = None) -> SuiteCache | None:
     """The CLI's cache: None when turned off (``--no-suite-cache`` or ``EVALDSL_SUITE_CACHE=off``);
     its folder ``directory``, else ``EVALDSL_SUITE_CACHE_DIR``, else `DEFAULT_DIR`."""
-    if not enabled or os.environ.get("EVALDSL_SUITE_CACHE", "").strip().lower() in OFF_VALUES:
+    if not enabled or turned_off("EVALDSL_SUITE_CACHE"):
         return None
     where = directory or os.environ.get("EVALDSL_SUITE_CACHE_DIR") or DEFAULT_DIR
     return SuiteCache(where, root=root)

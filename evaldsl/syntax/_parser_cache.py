@@ -97,7 +97,7 @@ def _prune(folder: Path, *, keep: Path) -> None:
 
 
 def _off() -> bool:
-    return os.environ.get("EVALDSL_PARSER_CACHE", "").strip().lower() in {"0", "off", "no", "false"}
+    return _files.turned_off("EVALDSL_PARSER_CACHE")
 
 
 def _entry(grammar: bytes) -> Path:
@@ -108,11 +108,7 @@ def _entry(grammar: bytes) -> Path:
     digest = hashlib.blake2b(digest_size=20)
     digest.update(repr((FORMAT, __version__, lark.__version__, sys.version, sys.implementation.cache_tag)).encode())
     digest.update(grammar)
-    here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):  # an edited checkout changes these without a new version
-        if name.endswith(".py"):
-            info = os.stat(os.path.join(here, name))
-            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    _files.stamp_sources(digest, os.path.dirname(os.path.abspath(__file__)))
     return _files.cache_home() / "parsers" / f"{digest.hexdigest()}.bin"
 
 

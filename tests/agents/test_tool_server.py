@@ -47,14 +47,19 @@ asyncio.run(main())
 '''
 
 
-def test_a_command_agent_calls_declared_tools_over_mcp(tmp_path: Path) -> None:
-    (tmp_path / "tools.evl").write_text(textwrap.dedent(SUITE), encoding="utf-8")
-    (tmp_path / "agent.py").write_text(textwrap.dedent(AGENT), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "evaldsl", "run", "tools.evl", "--json", "out.json",
+def _run_agent(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
+    """`evaldsl run SUITE --agent-cmd "python agent.py"` in ``tmp_path``, its record in out.json."""
+    return subprocess.run(
+        [sys.executable, "-m", "evaldsl", "run", suite, "--json", "out.json",
          "--agent-cmd", f"{shlex.quote(sys.executable)} agent.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"},
     )
+
+
+def test_a_command_agent_calls_declared_tools_over_mcp(tmp_path: Path) -> None:
+    (tmp_path / "tools.evl").write_text(textwrap.dedent(SUITE), encoding="utf-8")
+    (tmp_path / "agent.py").write_text(textwrap.dedent(AGENT), encoding="utf-8")
+    proc = _run_agent(tmp_path, "tools.evl")
     record = json.loads((tmp_path / "out.json").read_text())
     run = record["cases"][0]["runs"][0]["artifacts"]
     assert run.get("error") is None, proc.stdout + proc.stderr
@@ -124,11 +129,7 @@ def test_the_tool_server_answers_from_the_runs_answerer_given_sequences_and_worl
     (tmp_path / "shop.py").write_text(textwrap.dedent(WORLD), encoding="utf-8")
     (tmp_path / "shop.evl").write_text(textwrap.dedent(WORLD_SUITE), encoding="utf-8")
     (tmp_path / "agent.py").write_text(textwrap.dedent(WORLD_AGENT), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "evaldsl", "run", "shop.evl", "--json", "out.json",
-         "--agent-cmd", f"{shlex.quote(sys.executable)} agent.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"},
-    )
+    proc = _run_agent(tmp_path, "shop.evl")
     run = json.loads((tmp_path / "out.json").read_text())["cases"][0]["runs"][0]
     turns = run["conversation"]["turns"]
     assert json.loads(turns[0]["artifacts"]["final_text"]) == ["busy", "still busy"]  # `given`, in sequence

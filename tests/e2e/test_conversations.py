@@ -78,6 +78,13 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def run_shop(openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str, str]:
+    """shop.evl against the scripted shop agent's model, its record in rec.json (``more``: other options)."""
+    openai_server.reply = shop_agent
+    return run(capsys, "shop.evl", "--model", "openai:agent", "--base-url", openai_server.base_url,
+               "--json", "rec.json", *more, "--no-cache")
+
+
 def _last_user(request: dict[str, Any]) -> tuple[str, bool]:
     """The last user message of a request, and whether a tool result came after it."""
     messages = request["messages"]
@@ -99,9 +106,7 @@ def shop_agent(request: dict[str, Any], index: int) -> Any:
 def test_a_two_turn_refund_against_a_world_is_judged_turn_by_turn(
     openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    openai_server.reply = shop_agent
-    code, out, err = run(capsys, "shop.evl", "--model", "openai:agent", "--base-url", openai_server.base_url,
-                         "--json", "rec.json", "--no-cache")
+    code, out, err = run_shop(openai_server, capsys)
     assert code == 0, out + err
     # the messages accumulate: the second turn's first request holds the first turn whole
     second = [r.json for r in openai_server.requests if "blue one" in _last_user(r.json)[0]][0]
@@ -126,9 +131,7 @@ def test_a_failed_turn_is_named_and_later_turns_still_run(
     openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "shop.evl").write_text(SHOP.replace('contains "blue" ignoring case', 'contains "green"'))
-    openai_server.reply = shop_agent
-    code, out, err = run(capsys, "shop.evl", "--model", "openai:agent", "--base-url", openai_server.base_url,
-                         "--json", "rec.json", "--junit-xml", "junit.xml", "--markdown", "r.md", "--no-cache")
+    code, out, err = run_shop(openai_server, capsys, "--junit-xml", "junit.xml", "--markdown", "r.md")
     assert code == 1, out + err
     assert 'turn 1 "I want a refund for order 42"' in out
     assert 'final text contains "green"' in out
@@ -307,9 +310,7 @@ def test_a_conversation_for_an_agent_that_takes_one_prompt_is_a_usage_error(
 def test_rescore_judges_a_conversation_again_from_its_stored_turns_and_world_states(
     openai_server: ScriptedServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    openai_server.reply = shop_agent
-    code, out, err = run(capsys, "shop.evl", "--model", "openai:agent", "--base-url", openai_server.base_url,
-                         "--json", "rec.json", "--no-cache")
+    code, out, err = run_shop(openai_server, capsys)
     assert code == 0, out + err
     sent = len(openai_server.requests)
     # the turn-1 state said "delivered"; a changed expectation is judged on the stored state
