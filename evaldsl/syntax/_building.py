@@ -53,12 +53,15 @@ class Pos:
 
 
 class Built(Tree):
-    """A subtree already turned into its AST value (`value`); a `Tree` only for the parser's stack."""
+    """A subtree already turned into its AST value (`value`); a `Tree` only for the parser's stack.
+
+    Its `data` and (no) `children` are the class's: a file makes one per rule it reduces."""
 
     __slots__ = ("value",)
+    data = "built"  # type: ignore[assignment]
+    children = ()  # type: ignore[assignment]
 
     def __init__(self, value: Any, meta: Pos) -> None:
-        self.data, self.children = "built", []
         self._meta = meta
         self.value = value
 
@@ -202,7 +205,7 @@ def _built(name: str, take: list) -> Any:
                 child = children[i]
                 values.append(child.value if type(child) is Built else child)
         node = _new(Built)  # `Built(value, pos)`, without the call
-        node.data, node.children, node._meta = "built", [], pos  # type: ignore[assignment]
+        node._meta = pos
         node.value = getattr(BUILDER.current, name)(pos, values)
         return node
     return callback
