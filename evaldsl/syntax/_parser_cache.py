@@ -64,7 +64,7 @@ def save_tables(grammar: bytes, data: dict) -> None:
 
 
 def _read(grammar: bytes, suffix: str, head: bytes) -> bytes | None:
-    if _off():
+    if turned_off():
         return None
     try:
         key = _files.read_key(_files.key_file())  # no key yet: nothing was ever written with it
@@ -76,7 +76,7 @@ def _read(grammar: bytes, suffix: str, head: bytes) -> bytes | None:
 
 
 def _write(grammar: bytes, suffix: str, head: bytes, body: Callable[[], bytes]) -> None:
-    if _off():
+    if turned_off():
         return
     try:
         key = _files.load_or_make_key(_files.key_file())
@@ -129,7 +129,8 @@ def _prune(folder: Path, *, keep: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def _off() -> bool:
+def turned_off() -> bool:
+    """Whether ``EVALDSL_PARSER_CACHE`` turns the parser cache off."""
     return _files.turned_off("EVALDSL_PARSER_CACHE")
 
 

@@ -7,8 +7,10 @@ and the contextual lexer's per-state lexers (their regular expressions, the
 terminals they ignore or that hold line breaks, and the keywords a name may
 turn out to be). The data is kept in the parser cache (`_parser_cache`) beside
 the pickled Lark parser, so a fresh process with a file to parse loads these
-tables and never imports Lark; when they are missing (first use, cache off)
-Lark builds the parser and the tables are taken from it.
+tables and never imports Lark; when they are missing (first use) Lark builds
+the parser and the tables are taken from it. With the cache turned off
+(``EVALDSL_PARSER_CACHE=off``) every file takes Lark's way: taking the tables
+costs more than they save in one process.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ _LOCK = threading.Lock()
 def _loaded() -> Tables | None:
     from . import _parser_cache
 
+    if _parser_cache.turned_off():
+        return None  # nothing kept: writing the tables down would cost more than Lark's way of parsing
     grammar = grammar_path().read_bytes()
     data = _parser_cache.load_tables(grammar)
     if data is None:

@@ -99,3 +99,14 @@ def test_the_tables_hold_plain_data_only() -> None:
     tables = _tables.Tables(data)
     assert tables.start in tables.rows and set(tables.lexer_at) == set(tables.rows)
     assert any(callback is None for _, _, callback in tables.rules)  # `?rule`s of one symbol pass their child on
+
+
+def test_with_the_parser_cache_off_every_file_takes_lark_s_way(tmp_path: Path) -> None:
+    good = tmp_path / "good.evl"
+    good.write_text(GOOD, encoding="utf-8")
+    env = {**_env(tmp_path), "EVALDSL_PARSER_CACHE": "off"}
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", _PROBE, str(good)], capture_output=True, text=True, env=env,
+                              cwd=tmp_path)
+        assert done.stderr.strip().endswith("lark imported 0"), done.stderr
+    assert not (tmp_path / "cache" / "evaldsl" / "parsers").exists()
