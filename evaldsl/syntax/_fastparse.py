@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._joiner import LineJoiner, TooDeep
+from ._joiner import WATCHED, LineJoiner, TooDeep
 from ._tables import Tables
 from ._tokens import Token
 
@@ -45,7 +45,7 @@ def run(tables: Tables, text: str, joiner: LineJoiner) -> Any:
     rows, rules, lexer_at, end_state = tables.rows, tables.rules, tables.lexer_at, tables.end
     state_stack = [tables.start]
     value_stack: list[Any] = []
-    take = joiner.take
+    take, watched = joiner.take, WATCHED
     pos, line, line_start, end = 0, 1, 0, len(text)
     last: list[Token] = []  # the tokens after the text: the joiner's last line break, then `$END`
     finished = False
@@ -79,12 +79,15 @@ def run(tables: Tables, text: str, joiner: LineJoiner) -> Any:
             if words is not None:
                 kind = words.get(value, kind)  # a keyword matched whole by a name's pattern is the keyword
                 tok.type = kind
-            try:
-                if not take(tok):
-                    continue
-            except TooDeep:
-                raise NeedLark from None
-            kind = tok.type  # (the joiner may make an `or` of patterns `_POR`)
+            if kind in watched:
+                try:
+                    if not take(tok):
+                        continue
+                except TooDeep:
+                    raise NeedLark from None
+                kind = tok.type  # (the joiner may make an `or` of patterns `_POR`)
+            else:  # what `take` does with any other token
+                joiner.last, joiner.nots = kind, 0
         elif last:
             tok = last.pop()
             kind = tok.type

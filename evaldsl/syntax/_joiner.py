@@ -28,6 +28,9 @@ _OBJECT_NEXT = re.compile(rf"(?:{_GAP}(?:not(?![A-Za-z0-9_.\-])|\())*{_GAP}(?:[<
 (and white space and comments: inside brackets a line may break there). No predicate starts so, so
 such an `or` joins patterns (after `with`), never predicates."""
 _PATTERN_OPS = {"OR": "_POR", "AND": "_PAND"}
+WATCHED = frozenset({"COMMENT", "_NL", "NOT", *OPENERS, *CLOSERS, *_PATTERN_OPS})
+"""The kinds of token `LineJoiner.take` looks at; any other it passes on, noting only ``last = kind`` and
+``nots = 0`` (which `_fastparse`'s loop does inline: most tokens are names, strings and keywords)."""
 
 
 class TooDeep(Exception):
