@@ -16,6 +16,7 @@ tree=$(cd "$1" && pwd); agent=$2; passing=""
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export PYTHONHASHSEED=0 PYTHONPATH="$tree/bench:$tree"
 unset PYTHONDONTWRITEBYTECODE
+export XDG_CACHE_HOME="$work/cache"  # a parser cache of its own (count_instructions.sh says why)
 python=${PYTHON:-python}
 python=$(command -v "$python")
 for n in 1000 2000; do
