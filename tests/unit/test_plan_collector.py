@@ -70,3 +70,60 @@ def test_a_caller_that_turned_the_collector_off_keeps_it_off(work: Path, monkeyp
     seen: list[bool] = []
     plan_of(work, GOOD, seen, monkeypatch)
     assert seen == [False] and not gc.isenabled()
+
+
+# ---- the command line: paused through start-up, on for the run (`plan/_collector.py`) ----------------
+
+SEEN_AGENT = '''
+import gc
+from evaldsl import RunArtifacts
+
+seen = []
+
+def agent(prompt):
+    seen.append(gc.isenabled())
+    return RunArtifacts(final_text=prompt)
+'''
+
+
+def test_the_command_line_runs_its_agent_with_the_collector_on(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaldsl.cli import main
+
+    (work / "collector_seen_agent.py").write_text(SEEN_AGENT, encoding="utf-8")
+    (work / "s.evl").write_text(GOOD, encoding="utf-8")
+    gc.enable()
+    planning: list[bool] = []
+    plan_of_compile = _loading.compile_files
+    monkeypatch.setattr(_loading, "compile_files", lambda *a, **k: (planning.append(gc.isenabled()),
+                                                                    plan_of_compile(*a, **k))[1])
+    assert main(["run", "s.evl", "--agent", "collector_seen_agent:agent", "-q", "--no-suite-cache"]) == 0
+    import collector_seen_agent  # type: ignore[import-not-found]
+
+    assert planning == [False] and collector_seen_agent.seen == [True] and gc.isenabled()
+
+
+def test_a_command_that_cannot_run_leaves_the_collector_on(work: Path) -> None:
+    from evaldsl.cli import main
+
+    (work / "s.evl").write_text(BAD, encoding="utf-8")
+    gc.enable()
+    assert main(["run", "s.evl", "--agent", "collector_test_agent:agent", "-q", "--no-suite-cache"]) == 4
+    assert main(["run", "nowhere.evl", "--agent", "collector_test_agent:agent", "-q"]) == 4
+    assert gc.isenabled()
+
+
+def test_run_starts_does_nothing_unless_the_command_line_paused(work: Path) -> None:
+    from evaldsl.plan._collector import run_starts, start_up_paused
+
+    gc.disable()
+    run_starts()
+    assert not gc.isenabled()  # a library caller's choice is left alone
+    with start_up_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    gc.enable()
+    with start_up_paused():
+        assert not gc.isenabled()
+        run_starts()
+        assert gc.isenabled()
+    assert gc.isenabled()
