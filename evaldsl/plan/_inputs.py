@@ -98,10 +98,10 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest) -> list[An
     gc.disable()
     try:
         suites = compile_files(unique_files(files), predicates=predicates, root=request.root, cache=cache)
+        gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
     except EvlError as exc:
         raise PlanUsage("cannot run: the suites do not compile\n" + exc.render()) from None
     finally:
-        gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
         if enabled:
             gc.enable()
     return suites

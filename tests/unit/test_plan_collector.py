@@ -60,9 +60,11 @@ def test_the_collector_is_off_while_compiling_and_on_again_after(work: Path, mon
 def test_a_suite_that_does_not_compile_leaves_the_collector_on(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gc.enable()
     seen: list[bool] = []
+    gc.unfreeze()
     with pytest.raises(PlanUsage, match="cannot run: the suites do not compile"):
         plan_of(work, BAD, seen, monkeypatch)
     assert seen == [False] and gc.isenabled()
+    assert gc.get_freeze_count() == 0  # only suites that compiled are frozen
 
 
 def test_a_caller_that_turned_the_collector_off_keeps_it_off(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
