@@ -1,13 +1,15 @@
-"""Build AST nodes as Lark reduces each rule: no parse tree of the file is ever kept.
+"""Build AST nodes as each rule is reduced: no parse tree of the file is ever kept.
 
-Lark's LALR parser calls one callback per reduced rule. `install` gives
-every rule a callback that computes the rule's position from its children
-and calls the `ToAst` method named like the rule (`BUILDER.current`, set by
-the parse in progress under the parser's lock), so a subtree lives only
-until its parent is reduced. Lark's own ``transformer=`` option cannot pass
-a rule's position to its method, and its position-propagating wrapper
-builds a `Tree` and a `Meta` per rule; this does the same bookkeeping with
-less (a third of the parse's time went there).
+The LALR parser (Lark's, or `_fastparse`'s loop without Lark) calls one
+callback per reduced rule. `_grammar.install` gives every rule a callback
+that computes the rule's position from its children and calls the `ToAst`
+method named like the rule (`BUILDER.current`, set by the parse in progress
+under the parser's lock), so a subtree lives only until its parent is
+reduced. Lark's own ``transformer=`` option cannot pass a rule's position to
+its method, and its position-propagating wrapper builds a `Tree` and a
+`Meta` per rule; this does the same bookkeeping with less (a third of the
+parse's time went there). No Lark here: a rule is described by plain data
+(`callback_for`'s spec), which the parser cache keeps for a parse without Lark.
 
 Positions follow Lark's ``propagate_positions`` rules exactly (the golden
 spans depend on them): a node starts where its first positioned child
@@ -15,28 +17,23 @@ starts and ends where its last ends; a child's "container" position is
 used, which for a `?rule` that passed its only child on (`(a or b)`) is
 widened to the brackets around it.
 
-Most rules take a shorter way to the same values and positions (`install`'s
-``lean``): a rule built by a `ToAst` method whose Lark chain only drops
-punctuation and adds placeholders' Nones gets one callback that does it all
-(`_built`); another rule of one symbol is placed from its child inline
-(`_placed_one`); a `?rule` of one symbol is marked so that the LALR loop
-(`_reducing`) passes its child on without a call. A chain this does not
-recognise (another Lark version's) goes the general way. `build_parser(fast=
-False)` keeps the general way for every rule, for the property test that
-compares the two (tests/properties/test_fast_parse_props.py).
+Most rules take a shorter way to the same values and positions: a rule built
+by a `ToAst` method whose Lark chain only drops punctuation and adds
+placeholders' Nones gets one callback that does it all (`_built`); another
+rule of one symbol is placed from its child inline (`_placed_one`); a
+`?rule` of one symbol is marked so that the LALR loop (`_reducing`,
+`_fastparse`) passes its child on without a call. `build_parser(fast=False)`
+keeps the general way with Lark's own wrappers for every rule (`general`),
+for the property test that compares the two
+(tests/properties/test_fast_parse_props.py).
 """
 
 from __future__ import annotations
 
-from functools import partial
+import threading
 from typing import Any
 
-from lark import Lark, Token, Tree
-
-try:
-    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
-except ImportError:  # pragma: no cover - another Lark version: its chains go the general way
-    ChildFilterLALR = ChildFilterLALR_NoPlaceholders = ExpandSingleChild = None  # type: ignore[misc,assignment]
+from ._tokens import Token, Tree  # a child that is a `str` is a token: Lark's or ours
 
 
 class Pos:
@@ -56,11 +53,16 @@ class Pos:
 
 
 class Built(Tree):
-    """A subtree already turned into its AST value (`value`); a `Tree` only for Lark's parser stack."""
+    """A subtree already turned into its AST value (`value`); a `Tree` only for the parser's stack.
+
+    Its `data` and (no) `children` are the class's: a file makes one per rule it reduces."""
+
+    __slots__ = ("value",)
+    data = "built"  # type: ignore[assignment]
+    children = ()  # type: ignore[assignment]
 
     def __init__(self, value: Any, meta: Pos) -> None:
-        self.data, self.children = "built", []
-        self._meta = meta  # type: ignore[assignment]  # a Pos stands in for Lark's Meta
+        self._meta = meta
         self.value = value
 
 
@@ -71,62 +73,91 @@ class Builder:
 
 
 BUILDER = Builder()
+LOCK = threading.RLock()
+"""Held by a parse; re-entrant: a parse may start another one inside its `emit` (a `use` file)."""
 
 
-def install(parser: Lark, *, lean: bool = True) -> None:
-    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``).
+def callback_for(spec: tuple) -> Any:
+    """The callback of a rule described by ``spec`` (`_grammar.rule_spec`): plain data, so that a parse
+    without Lark makes the same callbacks from the parser cache (`_tables`).
 
-    With ``lean``, a rule built by a `ToAst` method whose Lark chain is at
-    most a child filter that only drops and adds children gets one callback
-    that does it all (`_built`), and another rule of one symbol takes its
-    position straight from its child (`_placed_one`); without, every rule
-    goes the general way (the same values and positions: the property tests
-    compare the two). A callback marked
-    ``passes_child`` (a `?rule` of one symbol, which Lark's `ExpandSingleChild`
-    makes give back its one child, whatever it is) may be skipped by the
-    parser's loop, the child left where it is (`_reducing`).
+    ``spec`` is ``(name, size, steps, passes_on)``: the rule's name (its `ToAst` method), how many symbols
+    it has, the steps of its Lark chain (`wrap`) and whether it is a `?rule` that gives back a lone child.
+    A rule built by a `ToAst` method whose chain only drops children and adds placeholders' Nones gets one
+    callback that does it all (`_built`); another rule of one symbol takes its position straight from its
+    child (`_placed_one`); any other goes the general way, its steps around the rule's builder. A callback
+    marked ``passes_child`` (a `?rule` of one symbol, which gives back its one child, whatever it is) may be
+    skipped by the parser's loop, the child left where it is (`_reducing`, `_fastparse`).
     """
-    callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
-    for rule, chain in parser._parse_tree_builder.rule_builders:
-        name = str(rule.alias or rule.options.template_source or rule.origin.name)
-        take = _plain_filter(chain, len(rule.expansion)) if lean and not name.startswith("_") else None
-        if take is not None:
-            callbacks[rule] = _built(name, take)
-            continue
-        if name.startswith("_"):
-            base = _tree(name, statements=name.startswith("__start"))
-        else:
-            base = _node(name)
-        for wrap in chain:  # Lark's child filter (drops punctuation, inlines _rules) and ?rule pass-through
-            base = wrap(base)
-        passes_on = bool(rule.options.expand1 and not rule.alias)
-        if lean and len(rule.expansion) == 1:
-            callbacks[rule] = callback = _placed_one(base, passes_on=passes_on)
-            callback.passes_child = passes_on and chain == [ExpandSingleChild]  # type: ignore[attr-defined]
-        else:
-            callbacks[rule] = _placed(base, passes_on=passes_on)
+    name, size, steps, passes_on = spec
+    take = None if name.startswith("_") else _plain_take(steps, size)
+    if take is not None:
+        return _built(name, take)
+    base = _tree(name, statements=name.startswith("__start")) if name.startswith("_") else _node(name)
+    for step in steps:
+        base = wrap(step, base)
+    if size != 1:
+        return _placed(base, passes_on=passes_on)
+    callback = _placed_one(base, passes_on=passes_on)
+    callback.passes_child = passes_on and [tuple(step) for step in steps] == [("expand1",)]  # type: ignore[attr-defined]
+    return callback
 
 
-def _plain_filter(chain: list, size: int) -> list | None:
-    """Which child goes where (None: a placeholder's None) if ``chain`` is at most one of Lark's LALR child
-    filters that inlines nothing; None for any other chain (a `?rule`'s pass-through, an inlined `_rule`)."""
-    if not chain:
+def _plain_take(steps: list, size: int) -> list | None:
+    """Which child goes where (None: a placeholder's None) if ``steps`` are at most one child filter that
+    inlines nothing; None for any other chain (a `?rule`'s pass-through, an inlined `_rule`)."""
+    if not steps:
         return list(range(size))
-    if len(chain) != 1 or not isinstance(chain[0], partial) or chain[0].keywords:
+    if len(steps) != 1 or steps[0][0] != "filter":
         return None
-    func, args = chain[0].func, chain[0].args
-    if func is ChildFilterLALR_NoPlaceholders and len(args) == 1:
-        if any(expand for _, expand in args[0]):
+    take: list = []
+    for i, expand, *nones in steps[0][1]:
+        if expand:
             return None
-        return [i for i, _ in args[0]]
-    if func is ChildFilterLALR and len(args) == 2:
-        take: list = []
-        for i, expand, nones in args[0]:
-            if expand:
-                return None
-            take += [None] * nones + [i]
-        return take + [None] * args[1]
-    return None
+        take += [None] * (nones[0] if nones else 0) + [i]
+    return take + [None] * (steps[0][2] if len(steps[0]) > 2 else 0)
+
+
+def general(name: str, chain: list, *, one: bool, passes_on: bool, lean: bool) -> Any:
+    """A rule's callback the general way with Lark's own ``chain`` of wrappers (``lean``: one symbol placed
+    inline), for a chain `_grammar.rule_spec` cannot describe, or for the plain parser of the tests."""
+    base = _tree(name, statements=name.startswith("__start")) if name.startswith("_") else _node(name)
+    for step in chain:
+        base = step(base)
+    if lean and one:
+        return _placed_one(base, passes_on=passes_on)
+    return _placed(base, passes_on=passes_on)
+
+
+def wrap(step: Any, inner: Any) -> Any:
+    """One step of a rule's chain, as Lark's LALR wrappers do it: ``("expand1",)`` gives back a lone child
+    (a `?rule`); ``("filter", include, append_none)`` keeps the children ``include`` names ``(index, inline
+    its children?, Nones before it)`` and adds placeholders' Nones; ``("filter", include)`` the same with no
+    Nones (Lark without placeholders)."""
+    if step[0] == "expand1":
+        def expand1(children: list) -> Any:
+            return children[0] if len(children) == 1 else inner(children)
+        return expand1
+    include = [tuple(item) for item in step[1]]
+    append_none = step[2] if len(step) > 2 else 0
+    if len(step) == 2:
+        include = [(i, expand, 0) for i, expand in include]
+
+    def child_filter(children: list) -> Any:
+        filtered: list = []
+        for i, expand, nones in include:
+            if nones:
+                filtered += [None] * nones
+            if not expand:
+                filtered.append(children[i])
+            elif filtered:
+                filtered += children[i].children
+            else:  # as Lark: the inlined list itself, which a left-recursive rule goes on filling
+                filtered = children[i].children
+        if append_none:
+            filtered += [None] * append_none
+        return inner(filtered)
+    return child_filter
 
 
 def _built(name: str, take: list) -> Any:
@@ -142,7 +173,7 @@ def _built(name: str, take: list) -> Any:
         pos.empty = True
         for child in children:  # `_first` (the exact types first: `isinstance` only for others)
             kind = type(child)
-            if kind is Token or (kind is not Built and isinstance(child, Token)):
+            if kind is Token or (kind is not Built and isinstance(child, str)):
                 pos.line = pos.c_line = child.line
                 pos.column = pos.c_column = child.column
                 pos.empty = False
@@ -155,7 +186,7 @@ def _built(name: str, take: list) -> Any:
                 break
         for child in reversed(children):  # `_last`
             kind = type(child)
-            if kind is Token or (kind is not Built and isinstance(child, Token)):
+            if kind is Token or (kind is not Built and isinstance(child, str)):
                 pos.end_line = pos.c_end_line = child.end_line
                 pos.end_column = pos.c_end_column = child.end_column
                 pos.empty = False
@@ -174,7 +205,7 @@ def _built(name: str, take: list) -> Any:
                 child = children[i]
                 values.append(child.value if type(child) is Built else child)
         node = _new(Built)  # `Built(value, pos)`, without the call
-        node.data, node.children, node._meta = "built", [], pos  # type: ignore[assignment]
+        node._meta = pos
         node.value = getattr(BUILDER.current, name)(pos, values)
         return node
     return callback
@@ -186,7 +217,7 @@ _PENDING: list[Any] = [None, None]
 
 def _first(children: list) -> tuple | None:
     for child in children:
-        if isinstance(child, Token):
+        if isinstance(child, str):
             return child.line, child.column
         if isinstance(child, Tree):
             meta: Any = child._meta
@@ -197,7 +228,7 @@ def _first(children: list) -> tuple | None:
 
 def _last(children: list) -> tuple | None:
     for child in reversed(children):
-        if isinstance(child, Token):
+        if isinstance(child, str):
             return child.end_line, child.end_column
         if isinstance(child, Tree):
             meta: Any = child._meta
@@ -232,7 +263,7 @@ def _placed_one(inner: Any, *, passes_on: bool) -> Any:
             return child
         pos = _new(Pos)
         kind = type(child)
-        if kind is Token or (kind is not Built and isinstance(child, Token)):  # (exact types first, as in `_built`)
+        if kind is Token or (kind is not Built and isinstance(child, str)):  # (exact types first, as in `_built`)
             pos.line = pos.c_line = child.line
             pos.column = pos.c_column = child.column
             pos.end_line = pos.c_end_line = child.end_line

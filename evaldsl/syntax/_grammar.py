@@ -1,38 +1,38 @@
-"""Find grammar/evl.lark and build the one Lark parser, once.
+"""Build the one Lark parser, once, and describe it for a parse without Lark.
 
-The grammar file is the single source of truth. It is found next to the
-package in an installed wheel (force-included as `evaldsl/grammar/evl.lark`)
-or at the repository root in a source checkout or editable install.
+The grammar file (`_tables.grammar_path`) is the single source of truth.
+Lark builds the parser from it (LALR, contextual lexer, strict); `install`
+gives its rules evaldsl's callbacks (`_building`), each described by plain
+data (`rule_spec`), and `tables_of` turns the whole parser (parse table,
+per-state lexers, rules) into the plain data with which `_fastparse` parses a
+file without importing Lark. Lark's own parser still parses every file that
+has a syntax error: its error recovery words the diagnostics.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from functools import lru_cache
-from pathlib import Path
+from functools import lru_cache, partial
+from typing import Any
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
+from lark.lexer import BasicLexer, UnlessCallback
+from lark.parsers.lalr_analysis import Shift
 
-from ._building import install
+from ._building import callback_for, general
+from ._joiner import CLOSERS, MAX_DEPTH, OPENERS, Continuations, LineJoiner
 from ._lexing import install_fast_lexer
 from ._reducing import install_fast_state
+from ._tables import grammar_path
 
-OPENERS = frozenset({"_LANGLE", "_LSQB", "_LBRACE", "_LPAR"})
-CLOSERS = frozenset({"_RANGLE", "_RSQB", "_RBRACE", "_RPAR"})
-MAX_DEPTH = 64
-"""Brackets (and `not`s in a row) nested deeper than this are refused: no
-real suite needs it, and it keeps every later stage's recursion bounded."""
+try:
+    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
+except ImportError:  # pragma: no cover - another Lark version: its chains go the general way
+    ChildFilterLALR = ChildFilterLALR_NoPlaceholders = ExpandSingleChild = None  # type: ignore[misc,assignment]
 
-
-def grammar_path() -> Path:
-    """The grammar file, from an installed wheel or a source checkout."""
-    package = Path(__file__).resolve().parent.parent
-    for candidate in (package / "grammar" / "evl.lark", package.parent / "grammar" / "evl.lark"):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"evl.lark not found next to {package}")
+__all__ = ["CLOSERS", "MAX_DEPTH", "OPENERS", "Continuations", "LineJoiner", "NestingTooDeep", "build_parser",
+           "get_parser", "grammar_path", "install", "keyword_terminals", "relink", "rule_spec", "tables_of"]
 
 
 class NestingTooDeep(UnexpectedInput):
@@ -47,109 +47,6 @@ class NestingTooDeep(UnexpectedInput):
         self.token = token
         self.pos_in_stream = token.start_pos  # type: ignore[assignment]
         self.line, self.column = token.line or 0, token.column or 0
-
-
-_BLANK_LINES = re.compile(r"(?:[ \t\f\r]*(?:#[^\n]*)?\n)*")
-_CONT_WORD = re.compile(r"[ \t\f\r]*(?:then|and|or|else)(?![A-Za-z0-9_.\-])")
-_GAP = r"(?:\s|#[^\n]*(?![^\n]))*"  # white space and comments (a comment runs to its line's end, one way)
-_OBJECT_NEXT = re.compile(rf"(?:{_GAP}(?:not(?![A-Za-z0-9_.\-])|\())*{_GAP}(?:[<{{]|only{_GAP}[<{{(])")
-"""What follows an `or` / `and` of object patterns (v2): `<`, `{` or `only <`, past any `not` and `(`
-(and white space and comments: inside brackets a line may break there). No predicate starts so, so
-such an `or` joins patterns (after `with`), never predicates."""
-_PATTERN_OPS = {"OR": "_POR", "AND": "_PAND"}
-
-
-class Continuations:
-    """Answers "does the line after this line break continue the statement?".
-
-    It does when the next line that is not blank or a comment starts with
-    `then`, `and`, `or` or `else`. Every line break of a run of blank lines
-    has the same answer, so the answer is kept for the whole run: each part
-    of the text is scanned once, however many blank lines follow a statement.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.since, self.until = 0, -1  # the answer below holds for line breaks ending in this range
-        self.answer = False
-
-    def after(self, pos: int | None) -> bool:
-        """Whether the line break that ends at `pos` is followed by a continuation line."""
-        if pos is None:
-            return False
-        if not self.since <= pos <= self.until:  # (error recovery may move back)
-            match = _BLANK_LINES.match(self.text, pos)
-            end = match.end() if match else pos
-            self.since, self.until = pos, end
-            self.answer = _CONT_WORD.match(self.text, end) is not None
-        return self.answer
-
-
-class LineJoiner:
-    """Postlexer: drops line breaks inside brackets or before a continuation line, blank lines and comments.
-
-    Comments are collected into `comments` for the formatter. `depth` and
-    `open` describe the brackets of the current statement, for error
-    messages. One instance serves one parse at a time (the parser locks);
-    `reset(text)` starts a parse, `restart()` resumes one after an error.
-    """
-
-    always_accept = ("_NL", "COMMENT")
-
-    def __init__(self) -> None:
-        self.open: list[Token] = []  # the brackets not closed yet, innermost last
-        self.reset("")
-
-    def reset(self, text: str) -> None:
-        self.comments: list[Token] = []
-        self.continuations = Continuations(text)
-        self.restart()
-
-    def save(self) -> tuple:
-        """The state of the parse in progress, for `load` after another parse ran inside it."""
-        return self.comments, self.continuations, self.depth, self.open
-
-    def load(self, state: tuple) -> None:
-        self.comments, self.continuations, self.depth, self.open = state
-
-    def restart(self) -> None:
-        """Forget the statement in progress: the next token starts a new one."""
-        self.depth = 0
-        self.open = []
-
-    def process(self, stream):  # type: ignore[no-untyped-def]
-        last = None
-        nots = 0
-        for tok in stream:
-            kind = tok.type
-            if kind == "COMMENT":
-                self.comments.append(tok)
-                continue
-            if kind == "_NL":
-                if self.depth > 0 or last is None or last == "_NL" or self.continuations.after(tok.end_pos):
-                    continue
-            elif kind in OPENERS:
-                self.depth += 1
-                self.open.append(tok)
-                if self.depth > MAX_DEPTH:
-                    raise NestingTooDeep(tok)
-            elif kind in CLOSERS:
-                self.depth = max(0, self.depth - 1)
-                if self.open:
-                    self.open.pop()
-            elif kind in _PATTERN_OPS and _OBJECT_NEXT.match(self.continuations.text, tok.end_pos):
-                tok.type = _PATTERN_OPS[kind]  # an `or` of object patterns (see the grammar's v2 block)
-            nots = nots + 1 if kind == "NOT" else 0
-            if nots > MAX_DEPTH:
-                raise NestingTooDeep(tok)
-            last = kind
-            yield tok
-        if last is not None and last != "_NL":
-            yield Token("_NL", "", end_pos=None)
-
-
-LOCK = threading.RLock()
-"""Held by a parse; re-entrant: a parse may start another one inside its `emit` (a `use` file)."""
 
 
 @lru_cache(maxsize=1)
@@ -192,6 +89,103 @@ def build_parser(*, fast: bool = True, grammar: str | None = None) -> tuple[Lark
         install_fast_state(parser)
         install_fast_lexer(parser)
     return parser, joiner
+
+
+def install(parser: Lark, *, lean: bool = True) -> None:
+    """Replace the rule callbacks of ``parser`` (built with ``propagate_positions=False``) by evaldsl's.
+
+    With ``lean``, each rule gets `_building.callback_for` its `rule_spec`; without (the plain parser of the
+    tests), or for a chain `rule_spec` cannot describe, the general way with Lark's own wrappers: the same
+    values and positions (the property tests compare the two).
+    """
+    callbacks = parser._callbacks  # rule -> callback: the same table the LALR parser calls
+    for rule, chain in parser._parse_tree_builder.rule_builders:
+        spec = rule_spec(rule, chain) if lean else None
+        if spec is not None:
+            callbacks[rule] = callback_for(spec)
+        else:
+            callbacks[rule] = general(_rule_name(rule), chain, one=len(rule.expansion) == 1,
+                                      passes_on=_passes_on(rule), lean=lean)
+
+
+def rule_spec(rule: Any, chain: list) -> tuple | None:
+    """``(name, size, steps, passes_on)`` for `_building.callback_for`: plain data for a rule and its Lark
+    chain of wrappers (a `?rule`'s pass-through, LALR child filters); None for a chain of anything else."""
+    steps: list = []
+    for step in chain:
+        if step is ExpandSingleChild and ExpandSingleChild is not None:
+            steps.append(("expand1",))
+        elif isinstance(step, partial) and not step.keywords and step.func is ChildFilterLALR and len(step.args) == 2:
+            steps.append(("filter", [tuple(item) for item in step.args[0]], step.args[1]))
+        elif (isinstance(step, partial) and not step.keywords and step.func is ChildFilterLALR_NoPlaceholders
+              and len(step.args) == 1):
+            steps.append(("filter", [tuple(item) for item in step.args[0]]))
+        else:
+            return None
+    return _rule_name(rule), len(rule.expansion), steps, _passes_on(rule)
+
+
+def _rule_name(rule: Any) -> str:
+    return str(rule.alias or rule.options.template_source or rule.origin.name)
+
+
+def _passes_on(rule: Any) -> bool:
+    return bool(rule.options.expand1 and not rule.alias)
+
+
+def tables_of(parser: Lark) -> dict | None:
+    """``parser`` as the plain data of `_tables.Tables` (marshal's types only); None if Lark's internals are
+    not what this expects (every file then takes Lark's way)."""
+    try:
+        table = parser.parser.parser.parser.parse_table
+        lexers = parser.parser.lexer.lexer.lexers
+        builders = parser._parse_tree_builder.rule_builders
+    except AttributeError:  # pragma: no cover - another Lark version
+        return None
+    if parser.lexer_conf.re_module is not re or parser.lexer_conf.use_bytes:
+        return None  # pragma: no cover - the `regex` module or bytes: Lark's way
+    rules, number = [], {}
+    for rule, chain in builders:
+        spec = rule_spec(rule, chain)
+        if spec is None:
+            return None  # pragma: no cover - another Lark version's chain
+        number[rule] = len(rules)
+        rules.append((len(rule.expansion), rule.origin.name, spec))
+    rows = {}
+    for state, row in table.states.items():
+        rows[state] = {sym: arg if action is Shift else ~number[arg] for sym, (action, arg) in row.items()}
+    described: dict[int, int] = {}
+    state_lexers: list = []
+    lexer_of = {}
+    for state, lexer in lexers.items():
+        if id(lexer) not in described:
+            data = _lexer_data(lexer)
+            if data is None:
+                return None  # pragma: no cover - a lexer with callbacks of its own
+            described[id(lexer)] = len(state_lexers)
+            state_lexers.append(data)
+        lexer_of[state] = described[id(lexer)]
+    return {"rows": rows, "rules": rules, "lexers": state_lexers, "lexer_of": lexer_of,
+            "start": table.start_states["start"], "end": table.end_states["start"]}
+
+
+def _lexer_data(lexer: Any) -> list | None:
+    """A per-state lexer as `_tables.StateLexer` reads it: Lark's regular expressions for it (compiled once
+    here, so their order and grouping are Lark's own), ignored and line-break terminals, keywords."""
+    if not isinstance(lexer, BasicLexer):
+        return None  # pragma: no cover
+    scanner = lexer.scanner  # (builds the scanner and `callback`)
+    unless: dict[str, dict[str, str]] = {}
+    for name, callback in lexer.callback.items():
+        if type(callback) is not UnlessCallback:
+            return None  # pragma: no cover - a user callback
+        words = unless[name] = {}
+        for term in callback.scanner.terminals:
+            if term.pattern.type != "str" or term.pattern.flags:
+                return None  # pragma: no cover - a keyword with flags (`"x"i`) is not matched by its text
+            words[term.pattern.value] = term.name
+    patterns = [(mre.pattern, mre.flags) for mre in scanner._mres]
+    return [patterns, sorted(lexer.ignore_types), sorted(lexer.newline_types), unless]
 
 
 @lru_cache(maxsize=4)

@@ -1,7 +1,9 @@
 """A leaner `next_token` for the contextual lexer's per-state lexers: the same tokens, with less work.
 
-Lark's `BasicLexer.next_token` spends most of a token's time outside the
-regular expression: a property and two method calls to reach the pattern,
+It makes evaldsl's own tokens (`_tokens.Token`: the same text, type and
+positions as Lark's), as the parse without Lark does. Lark's
+`BasicLexer.next_token` spends most of a token's time outside the regular
+expression: a property and two method calls to reach the pattern,
 `Token.__new__` (which checks for a deprecated keyword, then calls a
 classmethod), and `LineCounter.feed`. Lexing was a fifth of `check`'s
 time; `FastBasicLexer.next_token` does the same steps inline. Whatever it
@@ -14,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark import Token
 from lark.exceptions import LexError
 from lark.lexer import BasicLexer
+
+from ._tokens import Token, is_token
 
 _new_str = str.__new__
 
@@ -58,7 +61,7 @@ class FastBasicLexer(BasicLexer):
                 if kind in callbacks:
                     t = callbacks[kind](t)
                 if not ignored:
-                    if not isinstance(t, Token):
+                    if not is_token(t):
                         raise LexError("Callbacks must return a token (returned %r)" % t)
                     lex_state.last_token = t
                     return t

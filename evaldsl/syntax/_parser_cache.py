@@ -9,11 +9,15 @@ rule callbacks back (`_grammar.relink`) costs about as much again.
 
 What is stored is the parser as `_grammar.build_parser` leaves it, less the
 rule callbacks (closures over `_building`'s code, which a pickle cannot hold):
-`relink` puts them back, as building did. The entry lives in the user's cache
-(``$XDG_CACHE_HOME/evaldsl/parsers/``), named by everything the pickle depends
-on: Lark's version, the grammar's bytes, Python's version and evaldsl's
-`syntax` modules. It is sealed with the user's key (`_files.seal`): a pickle
-is code, so an entry that is not this user's own is never loaded.
+`relink` puts them back, as building did. Beside it are the same parser's
+tables (`_tables`: plain data, marshalled), with which a file without a
+syntax error is parsed without importing Lark at all; the pickled parser is
+loaded only for a file with one. The entries live in the user's cache
+(``$XDG_CACHE_HOME/evaldsl/parsers/``), named by everything they depend on:
+Lark's modules (found, not imported), the grammar's bytes, Python's version
+and evaldsl's `syntax` modules. They are sealed with the user's key
+(`_files.seal`): a pickle is code, so an entry that is not this user's own is
+never loaded.
 
 Nothing here can fail a parse: an entry missing, unreadable or refused is
 built again (and written again), and a cache that cannot be written is
@@ -24,32 +28,71 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import marshal
 import os
 import pickle
 import sys
 import types
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from lark.parsers.lalr_analysis import Reduce, Shift
-
 from .. import _files
 
-FORMAT = b"EVLPARSER1\n"
-"""The first bytes of every entry; a new layout gets a new number."""
+FORMAT = b"EVLPARSER2\n"
+"""The first bytes of every parser entry; a new layout gets a new number."""
+TABLES = b"EVLTABLES1\n"
+"""The first bytes of every tables entry."""
 
 
-def load_parser(grammar: bytes, relink: Callable[[Any], None]) -> Any:
-    """The cached ``(parser, joiner)`` for ``grammar``, ``relink``-ed; None when there is none to use."""
-    if _off():
+def load_tables(grammar: bytes) -> dict | None:
+    """The cached tables (`_tables`) for ``grammar``; None when there are none to use."""
+    body = _read(grammar, ".tables", TABLES)
+    if body is None:
+        return None
+    try:
+        data = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):  # pragma: no cover - sealed by this user, so written by evaldsl
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def save_tables(grammar: bytes, data: dict) -> None:
+    """Keep the tables just taken from a built parser; quietly nothing when they cannot be kept."""
+    _write(grammar, ".tables", TABLES, lambda: marshal.dumps(data))
+
+
+def _read(grammar: bytes, suffix: str, head: bytes) -> bytes | None:
+    if turned_off():
         return None
     try:
         key = _files.read_key(_files.key_file())  # no key yet: nothing was ever written with it
         if key is None:
             return None
-        body = _files.unseal(_entry(grammar).read_bytes(), FORMAT, key)
+        return _files.unseal(_entry(grammar, suffix).read_bytes(), head, key)
     except (OSError, _files.Unsealed):
+        return None
+
+
+def _write(grammar: bytes, suffix: str, head: bytes, body: Callable[[], bytes]) -> None:
+    if turned_off():
+        return
+    try:
+        key = _files.load_or_make_key(_files.key_file())
+        data = body()
+        entry = _entry(grammar, suffix)
+        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _files.replace_atomically(entry, _files.seal(head, data, key))
+        _prune(entry.parent, keep=entry)
+    except (OSError, ValueError, pickle.PicklingError, TypeError, AttributeError):
+        return  # a read-only home, a full disk, a Lark whose parser will not pickle: built each time
+
+
+def load_parser(grammar: bytes, relink: Callable[[Any], None]) -> Any:
+    """The cached ``(parser, joiner)`` for ``grammar``, ``relink``-ed; None when there is none to use."""
+    body = _read(grammar, ".bin", FORMAT)
+    if body is None:
         return None
     collecting = gc.isenabled()
     gc.disable()  # many small objects and no cycle to collect, as a parse makes
@@ -66,17 +109,7 @@ def load_parser(grammar: bytes, relink: Callable[[Any], None]) -> Any:
 
 def save_parser(grammar: bytes, parser: Any, joiner: Any) -> None:
     """Keep ``(parser, joiner)``, just built, for the next process; quietly nothing when it cannot be kept."""
-    if _off():
-        return
-    try:
-        key = _files.load_or_make_key(_files.key_file())
-        body = _dumps((parser, joiner))
-        entry = _entry(grammar)
-        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _files.replace_atomically(entry, _files.seal(FORMAT, body, key))
-        _prune(entry.parent, keep=entry)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
-        return  # a read-only home, a full disk, a Lark whose parser will not pickle: built each time
+    _write(grammar, ".bin", FORMAT, lambda: _dumps((parser, joiner)))
 
 
 KEPT = 8
@@ -86,7 +119,7 @@ edited makes a new one each time its `syntax` modules change); the oldest go whe
 
 def _prune(folder: Path, *, keep: Path) -> None:
     entries = []
-    for path in folder.glob("*.bin"):
+    for path in folder.glob("*" + keep.suffix):
         try:
             entries.append((path.stat().st_mtime_ns, path))
         except OSError:
@@ -96,20 +129,31 @@ def _prune(folder: Path, *, keep: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def _off() -> bool:
+def turned_off() -> bool:
+    """Whether ``EVALDSL_PARSER_CACHE`` turns the parser cache off."""
     return _files.turned_off("EVALDSL_PARSER_CACHE")
 
 
-def _entry(grammar: bytes) -> Path:
-    import lark
+def _entry(grammar: bytes, suffix: str) -> Path:
+    return _files.cache_home() / "parsers" / f"{_name(grammar)}{suffix}"
+
+
+@lru_cache(maxsize=4)
+def _name(grammar: bytes) -> str:
+    """The entries' name: a digest of everything they depend on. Lark's modules are found and stamped
+    (`_files.stamp_sources`), not imported: a file parsed with the tables never imports Lark."""
+    import importlib.util
 
     from .. import __version__
 
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(repr((FORMAT, __version__, lark.__version__, sys.version, sys.implementation.cache_tag)).encode())
+    digest.update(repr((FORMAT, TABLES, __version__, sys.version, sys.implementation.cache_tag)).encode())
     digest.update(grammar)
     _files.stamp_sources(digest, os.path.dirname(os.path.abspath(__file__)))
-    return _files.cache_home() / "parsers" / f"{digest.hexdigest()}.bin"
+    lark = importlib.util.find_spec("lark")
+    for folder in (lark.submodule_search_locations or []) if lark is not None else []:
+        _files.stamp_sources(digest, folder, below=True)
+    return digest.hexdigest()
 
 
 class _Pickler(pickle.Pickler):
@@ -117,6 +161,8 @@ class _Pickler(pickle.Pickler):
     evaldsl's rule callbacks and parse loop (closures) as None, for `_grammar.relink` to make again."""
 
     def reducer_override(self, obj: Any) -> Any:
+        from lark.parsers.lalr_analysis import Reduce, Shift
+
         if isinstance(obj, types.ModuleType):
             return _module, (obj.__name__,)
         if obj is Shift or obj is Reduce:
@@ -135,6 +181,8 @@ def _dumps(value: Any) -> bytes:
 
 
 def _action(name: str) -> Any:
+    from lark.parsers.lalr_analysis import Reduce, Shift
+
     return {"Shift": Shift, "Reduce": Reduce}[name]
 
 

@@ -8,10 +8,10 @@ from a copy of the parse table made once (`fast_rows`), and takes the
 one child of a rule of one symbol off the stack without slicing it. A
 `?rule` of one symbol (`?or_expr: and_expr ...` with a single `and_expr`:
 a third of all reductions) gives back its child unchanged, so its callback
-(marked ``passes_child`` by `_building.install`) is not called at all: the
+(marked ``passes_child`` by `_building.callback_for`) is not called at all: the
 child stays on the value stack and only the state changes. It
 raises errors exactly as Lark raises them, from the same state, so error
-recovery (`_parser._Recovery`) sees what it would see with Lark's loop.
+recovery (`_recovery._Recovery`) sees what it would see with Lark's loop.
 
 `install_fast_state` changes nothing if Lark's internals are not what it
 expects (Lark's own loop then runs, with the same callbacks).
@@ -98,7 +98,7 @@ def fast_rows(table: Any, callbacks: Any) -> dict[Any, dict[str, tuple[Any, Any]
 
 
 def install_fast_state(parser: Lark) -> None:
-    """Make ``parser`` (after `_building.install`) run `FastState`; left as it is if Lark's internals differ."""
+    """Make ``parser`` (after `_grammar.install`) run `FastState`; left as it is if Lark's internals differ."""
     try:
         inner = parser.parser.parser.parser
         table, callbacks = inner.parse_table, inner.callbacks

@@ -3,7 +3,7 @@
 `diagnose` names what went wrong in the user's words (a keyword list, a
 did-you-mean, the bracket that is never closed, the long string that never
 ends) and returns the position after the failed statement, where the
-parser's error recovery (`_parser._Recovery`) resumes.
+parser's error recovery (`_recovery._Recovery`) resumes.
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ import difflib
 import re
 from functools import lru_cache
 
-from lark import Lark, Token
+from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from . import _ast as a
 from ._diagnostics import Diagnostic, error
-from ._grammar import MAX_DEPTH, OPENERS, Continuations, LineJoiner, NestingTooDeep, keyword_terminals
+from ._grammar import NestingTooDeep, keyword_terminals
+from ._joiner import MAX_DEPTH, OPENERS, Continuations, LineJoiner
+from ._tokens import Token, is_token
+from ._transform import token_span
 
 _PREDICATE_WORDS = (
     "called", "calls", "only", "first", "last", "every", "no", "not", "final",
@@ -108,14 +111,7 @@ def _last_shifted(exc: UnexpectedToken) -> Token | None:
     """The token the parser took last (Lark gives a history only when the lexer failed)."""
     state = getattr(exc, "interactive_parser", None)
     values = state.parser_state.value_stack if state is not None else []
-    return values[-1] if values and isinstance(values[-1], Token) else None
-
-
-def token_span(tok: Token, filename: str) -> a.Span:
-    return a.Span.model_construct(
-        file=filename, line=tok.line, column=tok.column,
-        end_line=tok.end_line, end_column=tok.end_column,
-    )
+    return values[-1] if values and is_token(values[-1]) else None
 
 
 @lru_cache(maxsize=4)

@@ -16,16 +16,20 @@ import re
 import sys
 from typing import Any
 
-from lark import Token
-
 from . import _ast as a
 from ._diagnostics import Diagnostic, error, warning
+from ._tokens import Token, is_token
 from ._transform_rules import RuleMethods
 
 MAX_DIGITS = 4300
 """The longest whole number read, in digits: Python's own limit for turning text into an int."""
 _SUSPICIOUS_WORDS = {"True": "true", "False": "false", "None": "null", "NULL": "null"}
 _ESCAPE_OR_QUOTE = re.compile(r'\\[\s\S]|"')
+
+
+def token_span(tok: Token, filename: str) -> a.Span:
+    """Where a token stands."""
+    return a.span(filename, tok.line, tok.column, tok.end_line, tok.end_column)
 
 
 def _long_string_body(raw: str) -> str:
@@ -67,7 +71,7 @@ class ToAst(RuleMethods):
         return a.span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _tok_span(self, tok: Token) -> a.Span:
-        return a.span(self.filename, tok.line, tok.column, tok.end_line, tok.end_column)
+        return token_span(tok, self.filename)
 
     def _node(self, cls: type, meta: Any, **fields: Any) -> Any:
         return a.make_spanned(cls, fields, self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
@@ -94,7 +98,7 @@ class ToAst(RuleMethods):
 
     def token_value(self, tok: Any) -> Any:
         """Turn a raw token into the value node it stands for."""
-        if not isinstance(tok, Token):
+        if not is_token(tok):
             return tok
         span = self._tok_span(tok)
         kind = tok.type

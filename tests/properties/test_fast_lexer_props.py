@@ -3,7 +3,9 @@
 Every distinct per-state lexer of the contextual lexer lexes the same text
 both ways, token after token, from the same start: each token's type, text
 and eight positions, the line counter after it, and the error (its type and
-place) where the text stops matching.
+place) where the text stops matching. The fast lexer's tokens are evaldsl's
+own `Token` (Lark's lexer makes Lark's), which `test_fast_tokens_are_evaldsl_s`
+checks apart.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from lark.utils import TextSlice
 
 from evaldsl.syntax._grammar import get_parser
 from evaldsl.syntax._lexing import FastBasicLexer
+from evaldsl.syntax._tokens import Token
 
 ROOT = Path(__file__).resolve().parents[2]
 _LEXERS = list({id(lx): lx for lx in get_parser()[0].parser.lexer.lexer.lexers.values()}.values())
@@ -44,7 +47,8 @@ def _lex(method: Any, lexer: Any, text: str) -> list[Any]:
                         getattr(exc, "column", None), str(exc)))
             break
         counter = state.line_ctr
-        out.append((type(t), t.type, str(t), t.value, t.start_pos, t.line, t.column, t.end_line, t.end_column,
+        ours_or_lark_s = type(t) is Token or type(t).__module__ == "lark.lexer"
+        out.append((ours_or_lark_s, t.type, str(t), t.value, t.start_pos, t.line, t.column, t.end_line, t.end_column,
                     t.end_pos, counter.char_pos, counter.line, counter.column, counter.line_start_pos,
                     state.last_token is t))
     return out
@@ -59,3 +63,9 @@ def test_fast_lexer_gives_lark_s_tokens(text: str, which: int) -> None:
 
 def test_every_state_lexer_is_fast() -> None:
     assert all(type(lexer) is FastBasicLexer for lexer in _LEXERS)
+
+
+def test_fast_tokens_are_evaldsl_s() -> None:
+    state = LexerState(TextSlice.cast_from('case "c"\n'))
+    lexer = next(lx for lx in _LEXERS if "CASE" in {t.name for t in lx.terminals})
+    assert type(FastBasicLexer.next_token(lexer, state)) is Token

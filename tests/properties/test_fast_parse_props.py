@@ -1,13 +1,16 @@
-"""The fast parse gives what the plain one gives: the same AST, spans included, and the same diagnostics (hypothesis).
+"""The fast parses give what the plain one gives: the same AST, spans included, and the same diagnostics (hypothesis).
 
-The plain parser (`build_parser(fast=False)`) runs Lark's own LALR loop
-(`ParserState.feed_token`) and lexer, and `_building`'s general way of
-placing every rule; the fast one, `get_parser()`, runs `_reducing`'s loop,
-`_lexing`'s lexer and the one-symbol rules' inline positions. Both parse
-the same text through `parse_with_diagnostics`, error recovery included,
-and everything is compared exactly: each node's class, its fields in their
-order (a span is a field, left out of `==`), its fields-set, and every
-diagnostic, or the exception.
+Three ways parse the same text through `parse_with_diagnostics`:
+- the plain parser (`build_parser(fast=False)`) runs Lark's own LALR loop
+  (`ParserState.feed_token`) and lexer, and `_building`'s general way of
+  placing every rule with Lark's own child filters;
+- Lark's fast one, `get_parser()`, runs `_reducing`'s loop, `_lexing`'s
+  lexer and the rules' lean callbacks (`_building.callback_for`);
+- the default, `_fastparse` with the parser cache's tables and no Lark at
+  all, and Lark's fast one from the first syntax error on.
+Error recovery is included, and everything is compared exactly: each node's
+class, its fields in their order (a span is a field, left out of `==`), its
+fields-set, and every diagnostic, or the exception.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from evaldsl.syntax import _parser
+from evaldsl.syntax import _parser, _recovery, _tables
 from evaldsl.syntax._grammar import build_parser, get_parser
 from evaldsl.syntax._reducing import fast_rows
 
@@ -63,12 +66,15 @@ def _full(value: Any) -> Any:
 
 @contextmanager
 def _using(pair: Any) -> Iterator[None]:
-    saved = _parser.get_parser
-    _parser.get_parser = lambda: pair  # type: ignore[assignment]
+    """Parse with ``pair`` (a Lark parser and its joiner) alone, or None: the default way (tables first)."""
+    saved = _recovery.get_parser, _tables.fast_tables
+    if pair is not None:
+        _recovery.get_parser = lambda: pair  # type: ignore[assignment]
+        _tables.fast_tables = lambda: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        _parser.get_parser = saved  # type: ignore[assignment]
+        _recovery.get_parser, _tables.fast_tables = saved  # type: ignore[assignment]
 
 
 def _parse(pair: Any, text: str) -> Any:
@@ -83,12 +89,16 @@ def _parse(pair: Any, text: str) -> Any:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts)
 def test_fast_parse_gives_the_plain_parse(text: str) -> None:
-    assert _parse(get_parser(), text) == _parse(_PLAIN, text)
+    plain = _parse(_PLAIN, text)
+    assert _parse(get_parser(), text) == plain
+    assert _parse(None, text) == plain
 
 
-def test_every_shipped_suite_parses_the_same_both_ways() -> None:
+def test_every_shipped_suite_parses_the_same_every_way() -> None:
     for sample in _SAMPLES:
-        assert _parse(get_parser(), sample) == _parse(_PLAIN, sample)
+        plain = _parse(_PLAIN, sample)
+        assert _parse(get_parser(), sample) == plain
+        assert _parse(None, sample) == plain
 
 
 def test_the_fast_paths_are_installed() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaldsl.syntax._parser import MAX_ERRORS, parse_with_diagnostics
+from evaldsl.syntax._parser import parse_with_diagnostics
+from evaldsl.syntax._recovery import MAX_ERRORS
 
 GOOD = [
     '  prompt "p"',

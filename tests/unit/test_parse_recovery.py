@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from evaldsl import EvlError, parse
-from evaldsl.syntax import _grammar
+from evaldsl.syntax import _joiner
 from evaldsl.syntax._grammar import Continuations, get_parser
 
 
@@ -113,7 +113,7 @@ def test_errors_cost_one_parse_of_the_file(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_blank_lines_after_a_statement_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
     scans: list[int] = []
-    real = _grammar._BLANK_LINES
+    real = _joiner._BLANK_LINES
 
     class Counting:
         def match(self, text: str, pos: int) -> Any:
@@ -121,7 +121,7 @@ def test_blank_lines_after_a_statement_are_scanned_once(monkeypatch: pytest.Monk
             scans.append(found.end() - pos if found else 0)
             return found
 
-    monkeypatch.setattr(_grammar, "_BLANK_LINES", Counting())
+    monkeypatch.setattr(_joiner, "_BLANK_LINES", Counting())
     text = 'case "a"\n  prompt "p"\n  expect no error\n' + "\n  # c\n" * 2000 + "  and no tool calls\n"
     suite = parse(text)
     assert sum(scans) <= len(text)  # each character looked at once, not once per line break
