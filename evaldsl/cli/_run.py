@@ -169,9 +169,11 @@ def run_request_of(args: argparse.Namespace) -> Any:
 def cmd_run(args: argparse.Namespace) -> int:
     """The `run` command; maps every outcome to its exit code."""
     from ..plan import NothingSelected, Outcome, PlanUsage, run_request
+    from ..plan._collector import start_up_paused
 
     try:
-        outcome = run_request(run_request_of(args))
+        with start_up_paused():  # the collector off until the run starts (start-up makes no garbage)
+            outcome = run_request(run_request_of(args))
     except PlanUsage as exc:
         print(f"evaldsl: {exc}", file=sys.stderr)
         return EXIT_USAGE

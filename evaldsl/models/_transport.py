@@ -32,6 +32,7 @@ API needs none) and redirects are not followed.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -285,6 +286,16 @@ class SharedClient:
         self._client: HttpClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    def import_ahead(self) -> None:
+        """Start importing the client's library (aiohttp) on a thread of its own, while the caller does
+        other work (compiling the suites): most of aiohttp's import is the two SSL contexts it makes,
+        which OpenSSL builds without holding the GIL. The first request waits for what is left of it."""
+        if (self.transport or _default_transport) != "aiohttp" or "aiohttp" in sys.modules:
+            return
+        import threading
+
+        threading.Thread(target=_import_quietly, args=("aiohttp",), name="evaldsl-import-aiohttp").start()
+
     def get(self) -> HttpClient:
         """The client of the running loop; made now if there is none for this loop."""
         loop = asyncio.get_running_loop()
@@ -301,3 +312,14 @@ class SharedClient:
 
     def __repr__(self) -> str:
         return f"SharedClient(transport={self.transport or _default_transport!r}, open={self._client is not None})"
+
+
+def _import_quietly(name: str) -> None:
+    """Import ``name`` ahead of its use (`SharedClient.import_ahead`); a failure is left for the import
+    where it is used, which raises it again where it can be reported."""
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except BaseException:  # noqa: BLE001 - reported by the import that needs it
+        pass

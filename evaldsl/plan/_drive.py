@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ._build import build_plan
+from ._collector import run_starts
 from ._defaults import LAST_RECORD
 from ._end import (
     FullRecord,
@@ -115,6 +116,7 @@ def run_plan(plan: RunPlan) -> PlanDone:
     except RecordWriteError as exc:  # nothing has run yet: a usage error
         raise PlanUsage(str(exc)) from None
     keeper.on_error = warn_unwritten(plan.err)
+    run_starts()  # the command line paused the collector through start-up: on again, start-up frozen
     try:
         stopped = run_async(_drive(plan, on_result, progress))
     except EndpointDown as exc:

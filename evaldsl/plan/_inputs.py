@@ -82,6 +82,8 @@ def _bridge_subject(request: RunRequest) -> Any:
 
 def load_suites(files: list[Path], subject: Any, request: RunRequest) -> list[Any]:
     """Compile every file once (or take it from the suite cache), all errors at once."""
+    import gc
+
     from ..compile._loading import compile_files
     from ..compile._suite_cache import suite_cache
     from ..syntax._diagnostics import EvlError
@@ -89,13 +91,19 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest) -> list[An
 
     predicates = subject.predicates if subject.kind == "harness" else None
     cache = suite_cache(request.suite_cache_dir, root=request.root, enabled=request.suite_cache)
+    # The collector paused through the compile and the imports it brings (lark, the parser), then what
+    # they made frozen: left on, it walked everything the process had made (a full collection at the
+    # parser's import, 5-6 % of a model run's first request) only to find it all alive.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         suites = compile_files(unique_files(files), predicates=predicates, root=request.root, cache=cache)
+        gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
     except EvlError as exc:
         raise PlanUsage("cannot run: the suites do not compile\n" + exc.render()) from None
-    import gc
-
-    gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
+    finally:
+        if enabled:
+            gc.enable()
     return suites
 
 

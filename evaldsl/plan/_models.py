@@ -130,6 +130,7 @@ def _model_setup(o: ModelOptions, spec: str | None) -> ModelSetup:
 
     setup.cache = ResponseCache(o.cache_dir or DEFAULT_CACHE_DIR) if o.cache else None
     client = SharedClient()
+    client.import_ahead()  # aiohttp's import on a thread of its own, beside the compile
     if spec is not None:
         from ..models._loop import ModelAgent
 
