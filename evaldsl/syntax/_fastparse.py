@@ -100,33 +100,53 @@ def run(tables: Tables, text: str, joiner: LineJoiner) -> Any:
             if closing is not None:
                 last.append(closing)
             continue
-        while True:
-            row = rows[state_stack[-1]]
-            act = row.get(kind)
-            if act is None:
+        done = feed(rows, rules, end_state, state_stack, value_stack, tok, kind)
+        if done is not None:
+            if done is NO_ACTION:
                 raise NeedLark
-            if act >= 0:
-                state_stack.append(act)
-                value_stack.append(tok)
-                break
-            size, origin, callback = rules[~act]
-            if callback is None:  # a `?rule` of one symbol: its child is its value, left on the stack as it is
-                state_stack[-1] = new_state = rows[state_stack[-2]][origin]
-                if new_state == end_state and kind == "$END":  # pragma: no cover - the start rule is no `?rule`
-                    return value_stack[-1]
-                continue
-            if size == 1:
-                children = [value_stack.pop()]
-                del state_stack[-1]
-            elif size:
-                children = value_stack[-size:]
-                del state_stack[-size:]
-                del value_stack[-size:]
-            else:
-                children = []
-            built = callback(children)
-            new_state = rows[state_stack[-1]][origin]
-            state_stack.append(new_state)
-            value_stack.append(built)
-            if new_state == end_state and kind == "$END":
-                return built
+            return done
+
+
+NO_ACTION = object()
+"""What `feed` gives when the parser's state has no action for the token: a syntax error."""
+
+
+def feed(rows: dict, rules: list, end_state: int, state_stack: list, value_stack: list, tok: Any, kind: str) -> Any:
+    """One token through the LALR table: every reduction it calls for, then its shift. Gives None after the
+    shift, the start rule's value once ``kind`` is `$END` and the file is whole, or `NO_ACTION`.
+
+    ``rows[state][symbol]`` is the next state when >= 0 (a shift, or a goto after a reduction), else
+    ``~r`` for a reduction by ``rules[r] = (size, left-hand side, callback)``; a callback of None is a
+    `?rule` of one symbol, whose child is its value: left on the stack as it is, only the state changes
+    (a third of all reductions). Both ways of parsing step with it: the loop without Lark (`run`) and
+    Lark's parser state (`_reducing.FastState`).
+    """
+    while True:
+        act = rows[state_stack[-1]].get(kind)
+        if act is None:
+            return NO_ACTION
+        if act >= 0:
+            state_stack.append(act)
+            value_stack.append(tok)
+            return None
+        size, origin, callback = rules[~act]
+        if callback is None:
+            state_stack[-1] = new_state = rows[state_stack[-2]][origin]
+            if new_state == end_state and kind == "$END":  # pragma: no cover - the start rule is no `?rule`
+                return value_stack[-1]
+            continue
+        if size == 1:
+            children = [value_stack.pop()]
+            del state_stack[-1]
+        elif size:
+            children = value_stack[-size:]
+            del state_stack[-size:]
+            del value_stack[-size:]
+        else:
+            children = []
+        built = callback(children)
+        new_state = rows[state_stack[-1]][origin]
+        state_stack.append(new_state)
+        value_stack.append(built)
+        if new_state == end_state and kind == "$END":
+            return built

@@ -18,12 +18,11 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 from lark.lexer import BasicLexer, UnlessCallback
-from lark.parsers.lalr_analysis import Shift
 
 from ._building import callback_for, general
 from ._joiner import CLOSERS, MAX_DEPTH, OPENERS, Continuations, LineJoiner
 from ._lexing import install_fast_lexer
-from ._reducing import install_fast_state
+from ._reducing import install_fast_state, table_rows
 from ._tables import grammar_path
 
 try:
@@ -144,16 +143,13 @@ def tables_of(parser: Lark) -> dict | None:
         return None
     if parser.lexer_conf.re_module is not re or parser.lexer_conf.use_bytes:
         return None  # pragma: no cover - the `regex` module or bytes: Lark's way
-    rules, number = [], {}
+    rules = []
     for rule, chain in builders:
         spec = rule_spec(rule, chain)
         if spec is None:
             return None  # pragma: no cover - another Lark version's chain
-        number[rule] = len(rules)
         rules.append((len(rule.expansion), rule.origin.name, spec))
-    rows = {}
-    for state, row in table.states.items():
-        rows[state] = {sym: arg if action is Shift else ~number[arg] for sym, (action, arg) in row.items()}
+    rows = table_rows(table, [rule for rule, _ in builders])
     described: dict[int, int] = {}
     state_lexers: list = []
     lexer_of = {}

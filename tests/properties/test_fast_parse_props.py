@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from evaldsl.syntax import _parser, _recovery, _tables
 from evaldsl.syntax._grammar import build_parser, get_parser
-from evaldsl.syntax._reducing import fast_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 _PLAIN = build_parser(fast=False)
@@ -106,5 +105,5 @@ def test_the_fast_paths_are_installed() -> None:
     assert "parse" in vars(parser.parser.parser.parser)  # `_reducing`'s loop
     assert "parse" not in vars(_PLAIN[0].parser.parser.parser)  # Lark's own
     inner = parser.parser.parser.parser
-    rows = fast_rows(inner.parse_table, inner.callbacks)
-    assert any(arg[2] is None for row in rows.values() for _, arg in row.values() if isinstance(arg, tuple))
+    state = inner.parse(None, "start", start_interactive=True).parser_state
+    assert any(callback is None for _, _, callback in state.parse_conf.rules)  # `?rule`s passing their child on
