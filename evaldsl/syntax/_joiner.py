@@ -90,10 +90,10 @@ class LineJoiner:
 
     def save(self) -> tuple:
         """The state of the parse in progress, for `load` after another parse ran inside it."""
-        return self.comments, self.continuations, self.depth, self.open
+        return self.comments, self.continuations, self.depth, self.open, self.last, self.nots
 
     def load(self, state: tuple) -> None:
-        self.comments, self.continuations, self.depth, self.open = state
+        self.comments, self.continuations, self.depth, self.open, self.last, self.nots = state
 
     def restart(self) -> None:
         """Forget the statement in progress: the next token starts a new one."""

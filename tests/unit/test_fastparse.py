@@ -110,3 +110,24 @@ def test_with_the_parser_cache_off_every_file_takes_lark_s_way(tmp_path: Path) -
                               cwd=tmp_path)
         assert done.stderr.strip().endswith("lark imported 0"), done.stderr
     assert not (tmp_path / "cache" / "evaldsl" / "parsers").exists()
+
+
+def test_the_post_lexer_gives_a_parse_its_whole_state_back() -> None:
+    """A `use` file with a syntax error, read inside the `emit` of a file taking Lark's way, takes it too,
+    with Lark's one post-lexer: `load` must give the outer parse back what `take` keeps of its statement."""
+    from evaldsl.syntax._joiner import LineJoiner
+    from evaldsl.syntax._tokens import Token
+
+    joiner = LineJoiner()
+    joiner.reset("expect not not (")
+    for kind in ("EXPECT", "NOT", "NOT"):
+        assert joiner.take(Token(kind, "x", end_pos=1))
+    assert joiner.nots == 2
+    for kind in ("_LPAR",):
+        assert joiner.take(Token(kind, "x", end_pos=1))
+    state = (joiner.last, joiner.nots, joiner.depth, len(joiner.open))
+    saved = joiner.save()
+    joiner.reset("case")  # the parse inside
+    joiner.take(Token("CASE", "case", end_pos=4))
+    joiner.load(saved)
+    assert (joiner.last, joiner.nots, joiner.depth, len(joiner.open)) == state == ("_LPAR", 0, 1, 1)
