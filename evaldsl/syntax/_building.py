@@ -103,6 +103,12 @@ def callback_for(spec: tuple) -> Any:
     return callback
 
 
+def for_the_loop(callback: Any, size: int) -> Any:
+    """``callback`` as the parser's loop calls it (`_fastparse.feed`): None for a `?rule` of one symbol
+    marked ``passes_child``, which would give back its one child: no call, no change to the stack."""
+    return None if getattr(callback, "passes_child", False) and size == 1 else callback
+
+
 def _plain_take(steps: list, size: int) -> list | None:
     """Which child goes where (None: a placeholder's None) if ``steps`` are at most one child filter that
     inlines nothing; None for any other chain (a `?rule`'s pass-through, an inlined `_rule`)."""

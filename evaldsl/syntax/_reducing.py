@@ -29,6 +29,7 @@ from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
+from ._building import for_the_loop
 from ._fastparse import NO_ACTION, feed
 
 
@@ -76,12 +77,8 @@ def install_fast_state(parser: Lark) -> None:
         return
     order = list(callbacks)
     rows = table_rows(table, order)
-    rules = []
-    for rule in order:
-        callback = callbacks[rule]
-        if getattr(callback, "passes_child", False) and len(rule.expansion) == 1:
-            callback = None  # it would give back its one child: no call, no change to the stack
-        rules.append((len(rule.expansion), rule.origin.name, callback))
+    rules = [(len(rule.expansion), rule.origin.name, for_the_loop(callbacks[rule], len(rule.expansion)))
+             for rule in order]
 
     def parse(lexer: Any, start: str, value_stack: Any = None, state_stack: Any = None,
               start_interactive: bool = False) -> Any:

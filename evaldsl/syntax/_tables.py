@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ._building import callback_for
+from ._building import callback_for, for_the_loop
 
 
 def grammar_path() -> Path:
@@ -67,10 +67,7 @@ class Tables:
         self.end: int = data["end"]
         self.rules: list[tuple[int, str, Any]] = []
         for size, origin, spec in data["rules"]:
-            callback = callback_for(spec)
-            if getattr(callback, "passes_child", False) and size == 1:
-                callback = None  # it would give back its one child: no call, no change to the stack
-            self.rules.append((size, origin, callback))
+            self.rules.append((size, origin, for_the_loop(callback_for(spec), size)))
         lexers = [StateLexer(item) for item in data["lexers"]]
         self.lexer_at: dict[int, StateLexer] = {state: lexers[i] for state, i in data["lexer_of"].items()}
 
