@@ -9,9 +9,9 @@ importing Lark (a fifth of `evaldsl check`'s start-up) and without the
 generators that hand each token from Lark's lexer through the post-lexer to
 its parser.
 
-It does what Lark's contextual lexer (with `_lexing`'s token step), the
-post-lexer (`_joiner.LineJoiner.take`) and Lark's LALR loop (`_reducing`'s
-leaner step) do, in the same order; at the first thing only Lark reports (no
+It does what Lark's contextual lexer, the post-lexer
+(`_joiner.LineJoiner.take`) and Lark's LALR loop (`_reducing`'s leaner
+step, which is `feed` below) do, in the same order; at the first thing only Lark reports (no
 terminal matches, a token the state does not expect, brackets nested too
 deep) it stops with `NeedLark`, and the caller parses the text again with
 Lark. The property tests compare the two ways on generated text

@@ -21,7 +21,6 @@ from lark.lexer import BasicLexer, UnlessCallback
 
 from ._building import callback_for, general
 from ._joiner import CLOSERS, MAX_DEPTH, OPENERS, Continuations, LineJoiner
-from ._lexing import install_fast_lexer
 from ._reducing import install_fast_state, table_rows
 from ._tables import grammar_path
 
@@ -71,7 +70,7 @@ def relink(parser: Lark) -> None:
 
 def build_parser(*, fast: bool = True, grammar: str | None = None) -> tuple[Lark, LineJoiner]:
     """A new Lark instance and its postlexer; ``fast=False`` leaves out the leaner paths
-    (`_lexing`, `_reducing`, `_building`'s one-symbol rules), for tests that compare the two."""
+    (`_reducing`, `_building`'s one-symbol rules), for tests that compare the two."""
     joiner = LineJoiner()
     parser = Lark(
         grammar if grammar is not None else grammar_path().read_text(encoding="utf-8"),
@@ -86,7 +85,6 @@ def build_parser(*, fast: bool = True, grammar: str | None = None) -> tuple[Lark
     install(parser, lean=fast)
     if fast:
         install_fast_state(parser)
-        install_fast_lexer(parser)
     return parser, joiner
 
 

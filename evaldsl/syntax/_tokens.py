@@ -3,10 +3,10 @@
 A file with no syntax error is parsed without Lark (`_fastparse`), so that
 `evaldsl check` and a first `run` do not pay for importing it; the rule
 callbacks (`_building`) and `ToAst` read these classes on both ways. A
-`Token` is a `str` with its terminal's name and eight positions, as Lark's;
-Lark's own lexer, which makes Lark's tokens, runs only in tests that compare
-the two lexers and in the error path, so a token is told from a built value
-by `is_token`, not by its class alone.
+`Token` is a `str` with its terminal's name and eight positions, as Lark's.
+A file with a syntax error is lexed by Lark's own lexer, which makes Lark's
+tokens, so a token is told from a built value by `is_token`, not by its
+class alone.
 """
 
 from __future__ import annotations

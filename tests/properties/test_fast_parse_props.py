@@ -4,7 +4,7 @@ Three ways parse the same text through `parse_with_diagnostics`:
 - the plain parser (`build_parser(fast=False)`) runs Lark's own LALR loop
   (`ParserState.feed_token`) and lexer, and `_building`'s general way of
   placing every rule with Lark's own child filters;
-- Lark's fast one, `get_parser()`, runs `_reducing`'s loop, `_lexing`'s
+- Lark's fast one, `get_parser()`, runs `_reducing`'s loop, Lark's
   lexer and the rules' lean callbacks (`_building.callback_for`);
 - the default, `_fastparse` with the parser cache's tables and no Lark at
   all, and Lark's fast one from the first syntax error on.
