@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import _ast as a
+from . import _fastparse, _tables
 from ._building import BUILDER, LOCK, Built
 from ._diagnostics import Diagnostic, EvlError
 from ._group import Grouper, grouped
@@ -93,10 +94,7 @@ def parse_items(text: str, filename: str, emit: Callable[[Any], None] | None = N
 def _parse_into(text: str, filename: str, grouper: Grouper) -> tuple[list[Diagnostic], list, bool]:
     """Hand each whole statement of ``text`` to ``grouper``: the syntax and building diagnostics, the
     comments' tokens, and whether the parse gave up. Without Lark when the file has no syntax error."""
-    from . import _fastparse
-    from ._tables import fast_tables
-
-    tables = fast_tables()
+    tables = _tables.fast_tables()
     handed = 0
     if tables is not None:
         builder = ToAst(filename)
