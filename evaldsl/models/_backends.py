@@ -8,19 +8,19 @@ model is everything after the first colon).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ._anthropic import AnthropicBackend
-from ._cache import ResponseCache
-from ._demo import DemoBackend
-from ._openai import OpenAIBackend
-from ._retry import RetryPolicy
-from ._transport import SharedClient
+if TYPE_CHECKING:
+    from ._cache import ResponseCache
+    from ._retry import RetryPolicy
+    from ._transport import SharedClient
 
-PROVIDERS: dict[str, Callable[..., Any]] = {"openai": OpenAIBackend, "anthropic": AnthropicBackend,
-                                             "demo": DemoBackend}
-"""``demo`` is offline and rule-based (`_demo`): the simulated customer of suites/examples/shop."""
+PROVIDERS: dict[str, tuple[str, str]] = {"openai": ("._openai", "OpenAIBackend"),
+                                         "anthropic": ("._anthropic", "AnthropicBackend"),
+                                         "demo": ("._demo", "DemoBackend")}
+"""Each provider's backend class, as (module, name): a run imports only the one it names. ``demo`` is
+offline and rule-based (`_demo`): the simulated customer of suites/examples/shop."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -54,6 +54,8 @@ def make_backend(
         ValueError: the spec names no known provider or no model.
     """
     provider, model = parse_spec(spec)
-    backend = PROVIDERS[provider](model, base_url=base_url, cache=cache, retry=retry, client=client)
+    module, name = PROVIDERS[provider]
+    backend_class = getattr(importlib.import_module(module, __package__), name)
+    backend = backend_class(model, base_url=base_url, cache=cache, retry=retry, client=client)
     backend.label = spec
     return backend
