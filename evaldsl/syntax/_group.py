@@ -18,6 +18,7 @@ _SETTINGS = (
     a.TagsStmt, a.RepeatStmt, a.PassRateStmt, a.TimeoutStmt, a.SystemStmt,
     a.ModeStmt, a.MaxTurnsStmt, a.SkipStmt, a.XfailStmt, a.UserTurnsStmt,
 )
+_SETTING_OR_EXPECT = (*_SETTINGS, a.ExpectStmt)
 _CASE_ONLY = (a.PromptStmt, a.SetupStmt, a.ExamplesStmt, a.UserStmt, a.SimulatedUserStmt, a.GivenStmt)
 _TOOL_BODY = (a.ParamStmt, a.WhenStmt, a.OtherwiseStmt)
 _WORD: dict[type, str] = {
@@ -105,7 +106,7 @@ class Grouper:
             self.err("E113", f"`{_word(stmt)}` must come before the first case", stmt,
                      help="suite statements belong in the file's head")
             return
-        if isinstance(stmt, _SETTINGS + (a.ExpectStmt,)) and stmt.span is not None and stmt.span.column == 1:
+        if isinstance(stmt, _SETTING_OR_EXPECT) and stmt.span is not None and stmt.span.column == 1:
             what = "expectation" if isinstance(stmt, a.ExpectStmt) else "setting"
             self.diagnostics.append(warning(
                 "W303", f"this {what} belongs to the case above, though it reads like a suite line",
