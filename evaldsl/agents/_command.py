@@ -108,6 +108,8 @@ class CommandAgent:
         seen = recording.artifacts()
         if slicer is not None:
             served, seen = slicer.turn(served, seen)
+        if artifacts.error is not None and recording.problems:  # what the agent's own message may not say
+            artifacts = artifacts.model_copy(update={"error": "\n".join([artifacts.error, *recording.problems])})
         return merged(artifacts, served, seen)
 
     async def run(self, message: str, ctx: Any = None) -> RunArtifacts:
@@ -223,7 +225,7 @@ class _Conversation:
                 raise ProtocolError(await self._exited())
             await self._read_reply()
         except ProtocolError as exc:
-            await self.close()
+            await self.proc.close()  # (its recordings are ended by `recorded`, which keeps what they saw)
             tail = self.proc.stderr_tail()
             failed = self.turns.artifacts(_with_tail(f"{exc.prefix}: {exc}", tail), tail)
             return await self.agent.recorded(self.run_id, failed, done=True, slicer=self.slicer)

@@ -23,6 +23,7 @@ OPENAI_PUBLIC = "https://api.openai.com/v1"
 ANTHROPIC_PUBLIC = "https://api.anthropic.com"
 _HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "accept-encoding",
         "proxy-authorization", "proxy-connection", "te", "trailer", "upgrade"}
+_VARIABLE = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 MAX_RECORDED = 16 << 20
 """The most of one streamed reply kept for the recording (bytes); the agent still gets all of it."""
 
@@ -98,8 +99,13 @@ class RecordingProxy:
                 provider, request.match_info["tail"], request.query_string), data=body, headers=headers,
                 allow_redirects=False)
         except (ClientError, OSError) as exc:
+            recording.problem(f"evaldsl's recording proxy could not reach the model at {self.upstreams[provider]} "
+                              f"({exc}): give `--upstream URL`, or set {_VARIABLE[provider]} where evaldsl runs")
             return web.json_response({"error": {"message": f"evaldsl proxy: upstream unreachable: {exc}"}}, status=502)
         async with upstream:
+            if upstream.status >= 400:  # (the status alone: a body may echo what the agent sent, its key too)
+                recording.problem(f"the model at {self.upstreams[provider]} answered HTTP {upstream.status} "
+                                  "through evaldsl's recording proxy")
             out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
             if upstream.content_type == "text/event-stream":
                 return await self._stream(request, upstream, out, recording, provider)

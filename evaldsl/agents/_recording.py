@@ -14,6 +14,9 @@ from typing import Any
 
 from ..artifacts import RunArtifacts, ToolCall
 
+MAX_PROBLEMS = 3
+"""Distinct problems a recording keeps (a retrying agent may meet the same one many times)."""
+
 
 class Recording:
     """One run's model calls as the proxy saw them."""
@@ -25,6 +28,14 @@ class Recording:
         self.usage_seen = False
         self.model_calls = 0
         self.transcript: list[Any] = []
+        self.problems: list[str] = []
+        """What went wrong between the proxy and the model (unreachable, an HTTP error status), each once:
+        told beside a failed run's error, where the agent's own message may not say (`CommandAgent.recorded`)."""
+
+    def problem(self, text: str) -> None:
+        """Note what went wrong with a model call (kept once; at most `MAX_PROBLEMS`)."""
+        if text not in self.problems and len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(text)
 
     def request(self, provider: str, body: Any) -> None:
         """The agent's request: results of earlier calls, and the conversation it sent."""

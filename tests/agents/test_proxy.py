@@ -184,3 +184,30 @@ def test_an_unreachable_upstream_is_a_502_that_says_so(capsys: Any) -> None:
     status, body = asyncio.run(main())
     assert status == 502 and body["error"]["message"].startswith("evaldsl proxy: upstream unreachable")
     assert "Traceback" not in capsys.readouterr().err
+
+
+@needs_node
+def test_a_failed_run_says_why_the_proxy_could_not_reach_the_model() -> None:
+    """The agent's own message says only "HTTP 502"; the run's error adds what the proxy met, and the way out."""
+    import socket
+
+    with socket.socket() as sock:  # bound, never listened on, closed: nothing answers there
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    out = asyncio.run(CommandAgent(["node", str(NODE_AGENT)], upstream=dead).run("what is 2 + 3?", None))
+    assert out.error is not None and "model answered HTTP 502" in out.error
+    assert f"evaldsl's recording proxy could not reach the model at {dead} (" in out.error
+    assert "give `--upstream URL`, or set OPENAI_BASE_URL where evaldsl runs" in out.error
+
+
+@needs_node
+def test_a_model_error_status_is_told_with_the_run_and_what_came_before_is_kept(openai_server: Any) -> None:
+    """A first model call answered (a tool call), the second refused: the run's error names the status the
+    model gave, and the call the proxy saw before the failure is still in the run's artifacts."""
+    from servers._script import HttpError, call, sequence, tool_calls
+
+    openai_server.reply = sequence(tool_calls(call("calculator", {"op": "add", "a": 2, "b": 3})), HttpError(401))
+    out = asyncio.run(CommandAgent(["node", str(NODE_AGENT)], upstream=openai_server.base_url).run("2 + 3?", None))
+    assert out.error is not None and "model answered HTTP 401" in out.error
+    assert f"the model at {openai_server.base_url} answered HTTP 401 through evaldsl's recording proxy" in out.error
+    assert [(c.name, c.result) for c in out.tool_calls] == [("calculator", "5")]
