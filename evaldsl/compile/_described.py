@@ -1,0 +1,108 @@
+"""What the suite fingerprint (`run._shard.suite_version`) hashes of each case: its description, a line.
+
+A case's line is ``(name, prompt, settings, setup, labels, tools)`` as repr
+writes that tuple, from ``name``'s repr on (the file's part, its path
+relative to the common root of the loaded files, is put in front by
+`suite_version`, which alone knows which files are loaded). Describing is
+most of the fingerprint's cost, and it is the same for every run of an
+unchanged file, so a suite's lines are made once: `described` sorts and
+joins them per file and keeps them on the suite object, and the run's loader
+(`_loading.compile_file`) has them made before a compiled suite goes into the
+suite cache, so that a suite read back from the cache is never described
+again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from ._model_suite import CompiledCase
+
+_KEPT = "_described"
+"""The attribute of a `CompiledSuite` (not a field: not compared, not shown) holding ``(cases, lines)``:
+its lines (`described`) and the cases they describe, so a suite whose ``cases`` were swapped is described
+anew."""
+
+FileLines = dict[str, tuple[int, bytes]]
+"""Each file's lines: how many, and the lines sorted (as bytes) and joined by newlines."""
+
+
+def described(suite: Any) -> FileLines | None:
+    """The lines of ``suite``'s cases, per file (`describe_files`), made once and kept on the suite.
+
+    None when its cases are made when read (`SuiteCases`: the rows of an `examples from` file are not
+    held, nor are their lines) or a line would hold a newline (`describe_files`).
+    """
+    held = getattr(suite, "__dict__", {}).get(_KEPT)
+    cases = suite.cases
+    if held is not None and held[0] is cases:
+        return held[1]  # type: ignore[no-any-return]
+    if type(cases) is not tuple:
+        return None
+    lines = describe_files(cases)
+    object.__setattr__(suite, _KEPT, (cases, lines))
+    return lines
+
+
+def describe_files(cases: Iterable[CompiledCase]) -> FileLines | None:
+    """Each file's lines of ``cases``, sorted as bytes (UTF-8 keeps the order of code points) and joined
+    by newlines, with their count. None when a line holds a newline (a world's spec whose repr does):
+    a file's lines could then not be told apart, and `suite_version` describes such cases itself."""
+    describe = Describer()
+    by_file: dict[str, list[bytes]] = {}
+    for case in cases:
+        by_file.setdefault(case.file, []).append(describe(case))
+    out: FileLines = {}
+    for file, lines in by_file.items():
+        lines.sort()
+        joined = b"\n".join(lines)
+        if joined.count(b"\n") != len(lines) - 1:
+            return None
+        out[file] = (len(lines), joined)
+    return out
+
+
+class Describer:
+    """A case's description, after its file's part: ``(name, prompt, settings, setup, labels, tools)``
+    as repr writes that tuple, from ``name``'s repr on, UTF-8; the reprs of the parts cases share
+    (a suite's tools, most cases' settings) made once."""
+
+    def __init__(self) -> None:
+        self._tools: dict[int, tuple[Any, str]] = {}
+        self._settings: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, case: CompiledCase) -> bytes:
+        held = self._tools.get(id(case.tools))
+        if held is None or held[0] is not case.tools:
+            held = self._tools[id(case.tools)] = (case.tools, repr(repr([(t.name, t.parameters) for t in case.tools])))
+        kept = self._settings.get(id(case.settings))
+        if kept is None or kept[0] is not case.settings:
+            kept = self._settings[id(case.settings)] = (case.settings, settings_text(case.settings))
+        labels = [e.label for e in case.expectations]
+        # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper;
+        # repr((name, prompt, settings, setup, labels, tools)) written out, without its "(", with the shared
+        # parts' repr kept. No line holds a newline: every part is a repr. A case of language v2 (turns,
+        # a simulated user, `given` lines, a world) adds what it holds of them, so such cases that differ
+        # only there differ in the fingerprint, and a v1 case's description is what it always was.
+        v2 = ""
+        if case.turns or case.simulated_user is not None or case.given or case.world is not None:
+            turns = [(t.message, [e.label for e in t.expectations]) for t in case.turns]
+            given = [(g.tool, g.line) for g in case.given]
+            world = getattr(case.world, "spec", None) if case.world is not None else None
+            v2 = f", {turns!r}, {case.simulated_user!r}, {given!r}, {world!r}"
+        return (f"{case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, {labels!r}, {held[1]}{v2})"
+                ).encode("utf-8", "surrogatepass")
+
+
+V2_SETTINGS = {"user_turns": 10, "tools": None}
+"""Settings of language v2 and their defaults: left out of a description at their default (`settings_text`)."""
+
+
+def settings_text(settings: Any) -> str:
+    """``repr(settings)`` as version 1 wrote it: a v2 setting at its default left out, so that the
+    fingerprint of a suite that uses none stays what it was."""
+    parts = [f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings)
+             if not (f.name in V2_SETTINGS and getattr(settings, f.name) == V2_SETTINGS[f.name])]
+    return f"{type(settings).__name__}({', '.join(parts)})"
