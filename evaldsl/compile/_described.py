@@ -15,41 +15,47 @@ again.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import ntpath
+import posixpath
 from collections.abc import Iterable
 from typing import Any
 
 from ._model_suite import CompiledCase
 
 _KEPT = "_described"
-"""The attribute of a `CompiledSuite` (not a field: not compared, not shown) holding ``(cases, lines)``:
-its lines (`described`) and the cases they describe, so a suite whose ``cases`` were swapped is described
-anew."""
+"""The attribute of a `CompiledSuite` (not a field: not compared, not shown) holding ``(cases, lines,
+alone)``: its lines (`described`), the cases they describe (a suite whose ``cases`` were swapped is described
+anew) and whether each file's fingerprint alone is made."""
 
-FileLines = dict[str, tuple[int, bytes]]
-"""Each file's lines: how many, and the lines sorted (as bytes) and joined by newlines."""
+FileLines = dict[str, tuple[int, bytes, "str | None"]]
+"""Each file's lines: how many; the lines sorted (as bytes) and joined by newlines; the fingerprint of the
+file when it is the only one loaded (``alone``: made with the lines the suite cache stores, else None)."""
 
 
-def described(suite: Any) -> FileLines | None:
-    """The lines of ``suite``'s cases, per file (`describe_files`), made once and kept on the suite.
+def described(suite: Any, *, alone: bool = False) -> FileLines | None:
+    """The lines of ``suite``'s cases, per file (`describe_files`), made once and kept on the suite;
+    ``alone``: with each file's fingerprint as the only file loaded (what a run of that one file hashes).
 
     None when its cases are made when read (`SuiteCases`: the rows of an `examples from` file are not
     held, nor are their lines) or a line would hold a newline (`describe_files`).
     """
     held = getattr(suite, "__dict__", {}).get(_KEPT)
     cases = suite.cases
-    if held is not None and held[0] is cases:
+    if held is not None and held[0] is cases and (held[2] or not alone):
         return held[1]  # type: ignore[no-any-return]
     if type(cases) is not tuple:
         return None
-    lines = describe_files(cases)
-    object.__setattr__(suite, _KEPT, (cases, lines))
+    lines = describe_files(cases, alone=alone)
+    object.__setattr__(suite, _KEPT, (cases, lines, alone))
     return lines
 
 
-def describe_files(cases: Iterable[CompiledCase]) -> FileLines | None:
+def describe_files(cases: Iterable[CompiledCase], *, alone: bool = False) -> FileLines | None:
     """Each file's lines of ``cases``, sorted as bytes (UTF-8 keeps the order of code points) and joined
-    by newlines, with their count. None when a line holds a newline (a world's spec whose repr does):
-    a file's lines could then not be told apart, and `suite_version` describes such cases itself."""
+    by newlines, with their count (and with ``alone``, the file's fingerprint as the only one loaded).
+    None when a line holds a newline (a world's spec whose repr does): a file's lines could then not be
+    told apart, and `suite_version` describes such cases itself."""
     describe = Describer()
     by_file: dict[str, list[bytes]] = {}
     for case in cases:
@@ -60,8 +66,47 @@ def describe_files(cases: Iterable[CompiledCase]) -> FileLines | None:
         joined = b"\n".join(lines)
         if joined.count(b"\n") != len(lines) - 1:
             return None
-        out[file] = (len(lines), joined)
+        whole = hashed([(prefix_of(_components(file)[-1:]), joined)]) if alone else None  # (file_keys of one file)
+        out[file] = (len(lines), joined, whole)
     return out
+
+
+def hashed(blocks: Iterable[tuple[bytes, bytes]]) -> str:
+    """The fingerprint of each file's block of sorted lines with its prefix (``(prefix, block)``, in the
+    prefixes' order): every line of the block with the prefix in front, all joined by newlines, SHA-256."""
+    digest = hashlib.sha256()
+    for n, (prefix, block) in enumerate(blocks):
+        if n:
+            digest.update(b"\n")
+        digest.update(prefix)
+        digest.update(block.replace(b"\n", b"\n" + prefix))
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def prefix_of(key: tuple[str, ...]) -> bytes:
+    """What comes before the rest of each line of a file whose key (`file_keys`) is ``key``."""
+    return f"({'/'.join(key)!r}, ".encode("utf-8", "surrogatepass")
+
+
+def file_keys(files: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Each file's path relative to the common root of ``files``, as a tuple of components."""
+    parts = {f: _components(f) for f in dict.fromkeys(files)}
+    if not parts:
+        return {}
+    dirs = [p[:-1] for p in parts.values()]
+    common = dirs[0]
+    for d in dirs[1:]:
+        n = 0
+        while n < min(len(common), len(d)) and common[n] == d[n]:
+            n += 1
+        common = common[:n]
+    return {f: p[len(common):] for f, p in parts.items()}
+
+
+def _components(path: str) -> tuple[str, ...]:
+    flavour = ntpath if "\\" in path else posixpath
+    norm = flavour.normpath(path).replace("\\", "/")
+    return tuple(x for x in norm.split("/") if x not in ("", "."))
 
 
 class Describer:

@@ -65,7 +65,7 @@ def compile_file(
 
     def build() -> CompiledSuite:
         suite = compile_suite(text, str(path), predicates=predicates, root=root)
-        described(suite)  # the fingerprint's lines, made before the entry is written: stored with it
+        described(suite, alone=True)  # the fingerprint's lines, made before the entry is written: stored with it
         return suite
 
     return cache.compiled(str(path), text, cache_options("run", predicates, root), build)

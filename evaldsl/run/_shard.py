@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import ntpath
 import operator
-import posixpath
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,7 +35,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..compile._described import Describer as _Describer
-from ..compile._described import FileLines, described
+from ..compile._described import FileLines, described, file_keys, hashed, prefix_of
 from ..compile._described import settings_text as _settings_text  # noqa: F401 (tests read it here)
 
 if TYPE_CHECKING:
@@ -79,27 +77,6 @@ class Shard:
         if count < 1 or not 1 <= index <= count:
             raise ShardError(f"--shard {text!r}: I/N needs 1 <= I <= N (shards are counted from 1)")
         return cls(index, count)
-
-
-def file_keys(files: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Each file's path relative to the common root of ``files``, as a tuple of components."""
-    parts = {f: _components(f) for f in dict.fromkeys(files)}
-    if not parts:
-        return {}
-    dirs = [p[:-1] for p in parts.values()]
-    common = dirs[0]
-    for d in dirs[1:]:
-        n = 0
-        while n < min(len(common), len(d)) and common[n] == d[n]:
-            n += 1
-        common = common[:n]
-    return {f: p[len(common):] for f, p in parts.items()}
-
-
-def _components(path: str) -> tuple[str, ...]:
-    flavour = ntpath if "\\" in path else posixpath
-    norm = flavour.normpath(path).replace("\\", "/")
-    return tuple(x for x in norm.split("/") if x not in ("", "."))
 
 
 def sharding_order(items: Sequence[T], file_of: Any, all_files: Iterable[str]) -> list[T]:
@@ -174,7 +151,7 @@ def suite_version(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]
     # prefix, then by the rest: each file's lines, merged from its batches, with its prefix put in front.
     prefixes: dict[bytes, list[str]] = {}
     for file in batches:
-        prefixes.setdefault(f"({'/'.join(keys[file])!r}, ".encode("utf-8", "surrogatepass"), []).append(file)
+        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
     digest = hashlib.sha256()
     if not stored.compressing:  # every line in memory already: each file's batches merged and joined in C
         joined = []
@@ -220,28 +197,27 @@ def _kept_lines(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]) 
 
 
 def _hashed(kept: list[FileLines]) -> str:
-    """The fingerprint of the files' kept lines: what `suite_version` hashes of the same cases, built from
-    each file's sorted block with its prefix put in front of every line by a replace."""
-    blocks: dict[str, list[bytes]] = {}
+    """The fingerprint of the files' kept lines: what `suite_version` hashes of the same cases, from each
+    file's sorted block (`compile._described.hashed`); a file loaded alone has its fingerprint kept too."""
+    blocks: dict[str, list[tuple[bytes, str | None]]] = {}
     for lines in kept:
-        for file, (_, joined) in lines.items():
-            blocks.setdefault(file, []).append(joined)
+        for file, (_, joined, alone) in lines.items():
+            blocks.setdefault(file, []).append((joined, alone))
+    if len(blocks) == 1:
+        (held,) = blocks.values()
+        if len(held) == 1 and held[0][1] is not None:
+            return held[0][1]  # its fingerprint as the only file loaded (`described`'s ``alone``)
     keys = file_keys(blocks)
     prefixes: dict[bytes, list[str]] = {}
     for file in blocks:
-        prefixes.setdefault(f"({'/'.join(keys[file])!r}, ".encode("utf-8", "surrogatepass"), []).append(file)
-    digest = hashlib.sha256()
-    for n, prefix in enumerate(sorted(prefixes)):
-        joined_blocks = [b for file in prefixes[prefix] for b in blocks[file]]
-        if len(joined_blocks) == 1:
-            block = joined_blocks[0]
-        else:  # one key reached by two paths, or one file in two suites: its lines merged
-            block = b"\n".join(sorted(chain.from_iterable(b.split(b"\n") for b in joined_blocks)))
-        if n:
-            digest.update(b"\n")
-        digest.update(prefix)
-        digest.update(block.replace(b"\n", b"\n" + prefix))
-    return "sha256:" + digest.hexdigest()[:16]
+        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
+    merged = []
+    for prefix in sorted(prefixes):
+        parts = [b for file in prefixes[prefix] for b, _ in blocks[file]]
+        if len(parts) > 1:  # one key reached by two paths, or one file in two suites: its lines merged
+            parts = [b"\n".join(sorted(chain.from_iterable(b.split(b"\n") for b in parts)))]
+        merged.append((prefix, parts[0]))
+    return hashed(merged)
 
 
 SORT_BATCH = 8192

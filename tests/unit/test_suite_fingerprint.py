@@ -54,13 +54,26 @@ def _case(file: str, name: str, prompt: str, setup: Any = None, world: Any = Non
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from(["s/a.evl", "s/./a.evl", "t/b'.evl", "s/a"]), _NAMES, _NAMES,
-                                   st.sampled_from([None, 1, "x", {"k": [1]}])), max_size=8), max_size=4))
-def test_kept_lines_give_the_fingerprint_of_describing_every_case(suites: list) -> None:  # type: ignore[type-arg]
+                                   st.sampled_from([None, 1, "x", {"k": [1]}])), max_size=8), max_size=4),
+       st.booleans())
+def test_kept_lines_give_the_fingerprint_of_describing_every_case(suites: list, alone: bool) -> None:  # type: ignore[type-arg]
     """Suites of cases of any files (one key reached by two paths, one file in two suites): the fingerprint
-    from their kept lines is the one of describing the flattened cases, whenever the kept lines are used."""
+    from their kept lines is the one of describing the flattened cases, whenever the kept lines are used,
+    with each file's fingerprint alone made beforehand (as for the suite cache) or not."""
     made = [CompiledSuite(name="s", file="s/a.evl", cases=tuple(_case(*c) for c in cases)) for cases in suites]
+    if alone:
+        for suite in made:
+            _described.described(suite, alone=True)
     flat = flatten_cases(made)
     assert suite_version(flat, made) == suite_version(flat) == suite_version(list(flat))
+
+
+@pytest.mark.parametrize("file", ["a.evl", "s/a.evl", "/abs/s/a.evl", "s/./t/../a.evl", "s\\a.evl", "."])
+def test_a_file_loaded_alone_has_the_fingerprint_it_keeps(file: str) -> None:
+    one = CompiledSuite(name="one", file=file, cases=(_case(file, "x", "p"), _case(file, "y", "q")))
+    lines = _described.described(one, alone=True)
+    assert lines is not None and lines[file][2] == suite_version(list(one.cases))
+    assert suite_version(flatten_cases([one]), [one]) == suite_version(list(one.cases))
 
 
 def test_the_kept_lines_are_used_only_for_the_suites_own_cases() -> None:
@@ -113,6 +126,21 @@ def _uncached(root: Path) -> str:
     suites = compile_files([root / "suite.evl", root / "more" / "other.evl"])
     flat = flatten_cases(suites)
     return suite_version(list(flat))  # no suites: every case described
+
+
+def test_one_file_from_the_cache_has_its_fingerprint_without_hashing(project: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def cache() -> SuiteCache:
+        return SuiteCache(project / ".evaldsl_cache", root=project, key_file=project / "key")
+
+    expected = suite_version(list(flatten_cases(compile_files([project / "suite.evl"]))))
+    suites = compile_files([project / "suite.evl"], cache=cache())
+    assert suite_version(flatten_cases(suites), suites) == expected
+    suites = compile_files([project / "suite.evl"], cache=cache())
+    with monkeypatch.context() as m:
+        m.setattr(_described, "hashed", lambda blocks: pytest.fail("hashed again"))
+        m.setattr("evaldsl.run._shard.hashed", lambda blocks: pytest.fail("hashed again"))
+        assert suite_version(flatten_cases(suites), suites) == expected
 
 
 def test_the_same_fingerprint_with_the_cache_on_off_and_after_a_change(project: Path,
