@@ -5,11 +5,11 @@ writes that tuple, from ``name``'s repr on (the file's part, its path
 relative to the common root of the loaded files, is put in front by
 `suite_version`, which alone knows which files are loaded). Describing is
 most of the fingerprint's cost, and it is the same for every run of an
-unchanged file, so a suite's lines are made once: `described` sorts and
-joins them per file and keeps them on the suite object, and the run's loader
-(`_loading.compile_file`) has them made before a compiled suite goes into the
-suite cache, so that a suite read back from the cache is never described
-again.
+unchanged file, so the run's loader (`_loading.compile_file`) has a suite's
+lines made (`describe`: sorted and joined per file, with the file's whole
+fingerprint for a run of it alone) and kept on the suite object before the
+suite goes into the suite cache: a suite read back from the cache is never
+described again.
 """
 
 from __future__ import annotations
@@ -24,50 +24,53 @@ from typing import Any
 from ._model_suite import CompiledCase
 
 _KEPT = "_described"
-"""The attribute of a `CompiledSuite` (not a field: not compared, not shown) holding ``(cases, lines,
-alone)``: its lines (`described`), the cases they describe (a suite whose ``cases`` were swapped is described
-anew) and whether each file's fingerprint alone is made."""
+"""The attribute of a `CompiledSuite` (not a field: not compared, not shown) holding ``(cases, lines)``:
+its lines (`describe`) and the cases they describe (a suite whose ``cases`` were swapped has none)."""
 
-FileLines = dict[str, tuple[int, bytes, "str | None"]]
-"""Each file's lines: how many; the lines sorted (as bytes) and joined by newlines; the fingerprint of the
-file when it is the only one loaded (``alone``: made with the lines the suite cache stores, else None)."""
+FileLines = dict[str, tuple[int, bytes, str]]
+"""Each file's lines: how many; the lines sorted (as bytes) and joined by newlines; the file's fingerprint
+when it is the only one loaded (what a run of that one file gives)."""
 
 
-def described(suite: Any, *, alone: bool = False) -> FileLines | None:
-    """The lines of ``suite``'s cases, per file (`describe_files`), made once and kept on the suite;
-    ``alone``: with each file's fingerprint as the only file loaded (what a run of that one file hashes).
+def describe(suite: Any) -> None:
+    """Make the lines of ``suite``'s cases (`describe_files`) and keep them on the suite, for `kept`: what the
+    run's loader does before the suite goes into the suite cache, which then stores them with it.
 
-    None when its cases are made when read (`SuiteCases`: the rows of an `examples from` file are not
-    held, nor are their lines) or a line would hold a newline (`describe_files`).
+    Nothing is kept when its cases are made when read (`SuiteCases`: the rows of an `examples from` file
+    are not held, nor are their lines) or a line would hold a newline (`describe_files`). A suite compiled
+    without the cache keeps nothing either: a run describes its cases once anyway (`suite_version`), and
+    the lines would only stay in memory.
     """
-    held = getattr(suite, "__dict__", {}).get(_KEPT)
     cases = suite.cases
-    if held is not None and held[0] is cases and (held[2] or not alone):
-        return held[1]  # type: ignore[no-any-return]
-    if type(cases) is not tuple:
-        return None
-    lines = describe_files(cases, alone=alone)
-    object.__setattr__(suite, _KEPT, (cases, lines, alone))
-    return lines
+    if type(cases) is tuple:
+        lines = describe_files(cases)
+        if lines is not None:
+            object.__setattr__(suite, _KEPT, (cases, lines))
 
 
-def describe_files(cases: Iterable[CompiledCase], *, alone: bool = False) -> FileLines | None:
+def kept(suite: Any) -> FileLines | None:
+    """The lines `describe` kept on ``suite``, if it kept them for the cases it holds now; else None."""
+    held = getattr(suite, "__dict__", {}).get(_KEPT)
+    return held[1] if held is not None and held[0] is suite.cases else None  # type: ignore[no-any-return]
+
+
+def describe_files(cases: Iterable[CompiledCase]) -> FileLines | None:
     """Each file's lines of ``cases``, sorted as bytes (UTF-8 keeps the order of code points) and joined
-    by newlines, with their count (and with ``alone``, the file's fingerprint as the only one loaded).
-    None when a line holds a newline (a world's spec whose repr does): a file's lines could then not be
-    told apart, and `suite_version` describes such cases itself."""
-    describe = Describer()
+    by newlines, with their count and the file's fingerprint as the only one loaded. None when a line
+    holds a newline (a world's spec whose repr does): a file's lines could then not be told apart, and
+    `suite_version` describes such cases itself."""
+    describer = Describer()
     by_file: dict[str, list[bytes]] = {}
     for case in cases:
-        by_file.setdefault(case.file, []).append(describe(case))
+        by_file.setdefault(case.file, []).append(describer(case))
     out: FileLines = {}
     for file, lines in by_file.items():
         lines.sort()
         joined = b"\n".join(lines)
         if joined.count(b"\n") != len(lines) - 1:
             return None
-        whole = hashed([(prefix_of(_components(file)[-1:]), joined)]) if alone else None  # (file_keys of one file)
-        out[file] = (len(lines), joined, whole)
+        alone = hashed([(prefix_of(_components(file)[-1:]), joined)])  # (`file_keys` of this file alone)
+        out[file] = (len(lines), joined, alone)
     return out
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ..syntax._diagnostics import EvlError, error
 from ._compiler import compile_suite
-from ._described import described
+from ._described import describe
 from ._model import CompiledSuite
 from ._reading import read_source
 
@@ -65,7 +65,7 @@ def compile_file(
 
     def build() -> CompiledSuite:
         suite = compile_suite(text, str(path), predicates=predicates, root=root)
-        described(suite, alone=True)  # the fingerprint's lines, made before the entry is written: stored with it
+        describe(suite)  # the fingerprint's lines, made before the entry is written: stored with it
         return suite
 
     return cache.compiled(str(path), text, cache_options("run", predicates, root), build)

@@ -35,7 +35,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..compile._described import Describer as _Describer
-from ..compile._described import FileLines, described, file_keys, hashed, prefix_of
+from ..compile._described import FileLines, file_keys, hashed, kept, prefix_of
 from ..compile._described import settings_text as _settings_text  # noqa: F401 (tests read it here)
 
 if TYPE_CHECKING:
@@ -124,8 +124,8 @@ def suite_version(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]
     every line.
 
     ``suites``: the suites ``cases`` were flattened from, if known. When ``cases`` are exactly their
-    cases, in order, each suite's lines are the ones it keeps (`compile._described.described`: made
-    once, and stored with it in the suite cache), and no case is described here.
+    cases, in order, and each suite keeps its lines (`compile._described.describe`: made when it was
+    compiled for the suite cache, and stored with it), no case is described here.
     """
     from ..compile._model import outlined
 
@@ -179,7 +179,8 @@ def suite_version(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]
 
 def _kept_lines(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]) -> list[FileLines] | None:
     """Each suite's kept lines, when ``cases`` are the suites' cases one after another (the same objects);
-    else None (a case left out or repeated, cases made when read, a suite that keeps no lines)."""
+    else None (a case left out or repeated, cases made when read, a suite that keeps no lines: compiled
+    without the suite cache)."""
     if type(cases) is not list or len(cases) != sum(len(s.cases) for s in suites):
         return None
     out = []
@@ -189,7 +190,7 @@ def _kept_lines(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]) 
         if type(held) is not tuple or not all(map(operator.is_, cases[start:start + len(held)], held)):
             return None
         start += len(held)
-        lines = described(suite)
+        lines = kept(suite)
         if lines is None:
             return None
         out.append(lines)
@@ -199,14 +200,14 @@ def _kept_lines(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]) 
 def _hashed(kept: list[FileLines]) -> str:
     """The fingerprint of the files' kept lines: what `suite_version` hashes of the same cases, from each
     file's sorted block (`compile._described.hashed`); a file loaded alone has its fingerprint kept too."""
-    blocks: dict[str, list[tuple[bytes, str | None]]] = {}
+    blocks: dict[str, list[tuple[bytes, str]]] = {}
     for lines in kept:
         for file, (_, joined, alone) in lines.items():
             blocks.setdefault(file, []).append((joined, alone))
     if len(blocks) == 1:
         (held,) = blocks.values()
-        if len(held) == 1 and held[0][1] is not None:
-            return held[0][1]  # its fingerprint as the only file loaded (`described`'s ``alone``)
+        if len(held) == 1:
+            return held[0][1]  # its fingerprint as the only file loaded (`describe_files`)
     keys = file_keys(blocks)
     prefixes: dict[bytes, list[str]] = {}
     for file in blocks:

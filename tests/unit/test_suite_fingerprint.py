@@ -56,22 +56,24 @@ def _case(file: str, name: str, prompt: str, setup: Any = None, world: Any = Non
 @given(st.lists(st.lists(st.tuples(st.sampled_from(["s/a.evl", "s/./a.evl", "t/b'.evl", "s/a"]), _NAMES, _NAMES,
                                    st.sampled_from([None, 1, "x", {"k": [1]}])), max_size=8), max_size=4),
        st.booleans())
-def test_kept_lines_give_the_fingerprint_of_describing_every_case(suites: list, alone: bool) -> None:  # type: ignore[type-arg]
+def test_kept_lines_give_the_fingerprint_of_describing_every_case(suites: list, kept: bool) -> None:  # type: ignore[type-arg]
     """Suites of cases of any files (one key reached by two paths, one file in two suites): the fingerprint
-    from their kept lines is the one of describing the flattened cases, whenever the kept lines are used,
-    with each file's fingerprint alone made beforehand (as for the suite cache) or not."""
+    from their kept lines (made as for the suite cache) is the one of describing the flattened cases."""
     made = [CompiledSuite(name="s", file="s/a.evl", cases=tuple(_case(*c) for c in cases)) for cases in suites]
-    if alone:
+    if kept:
         for suite in made:
-            _described.described(suite, alone=True)
+            _described.describe(suite)
     flat = flatten_cases(made)
+    whole = len(flat) == sum(len(s.cases) for s in made)  # (no case repeated across the suites)
+    assert (_kept_lines(flat, made) is not None) == ((kept or not made) and whole)
     assert suite_version(flat, made) == suite_version(flat) == suite_version(list(flat))
 
 
 @pytest.mark.parametrize("file", ["a.evl", "s/a.evl", "/abs/s/a.evl", "s/./t/../a.evl", "s\\a.evl", "."])
 def test_a_file_loaded_alone_has_the_fingerprint_it_keeps(file: str) -> None:
     one = CompiledSuite(name="one", file=file, cases=(_case(file, "x", "p"), _case(file, "y", "q")))
-    lines = _described.described(one, alone=True)
+    _described.describe(one)
+    lines = _described.kept(one)
     assert lines is not None and lines[file][2] == suite_version(list(one.cases))
     assert suite_version(flatten_cases([one]), [one]) == suite_version(list(one.cases))
 
@@ -80,6 +82,10 @@ def test_the_kept_lines_are_used_only_for_the_suites_own_cases() -> None:
     one = CompiledSuite(name="one", file="a.evl", cases=(_case("a.evl", "x", "p"), _case("a.evl", "y", "q")))
     two = CompiledSuite(name="two", file="b.evl", cases=(_case("b.evl", "z", "r"),))
     flat = flatten_cases([one, two])
+    assert _kept_lines(flat, [one, two]) is None  # compiled without the cache: no lines kept
+    _described.describe(one)
+    assert _kept_lines(flat, [one, two]) is None
+    _described.describe(two)
     assert _kept_lines(flat, [one, two]) is not None
     assert _kept_lines(flat[:2], [one, two]) is None  # a case left out
     assert _kept_lines(flat, [two, one]) is None  # not in the suites' order
@@ -90,8 +96,12 @@ def test_the_kept_lines_are_used_only_for_the_suites_own_cases() -> None:
 
 def test_a_suite_whose_cases_are_swapped_is_described_again() -> None:
     one = CompiledSuite(name="one", file="a.evl", cases=(_case("a.evl", "x", "p"),))
+    _described.describe(one)
     before = suite_version(flatten_cases([one]), [one])
     other = dataclasses.replace(one, cases=(_case("a.evl", "x", "changed"),))
+    assert _described.kept(other) is None
+    object.__setattr__(other, "_described", one.__dict__["_described"])  # lines kept for other cases: not used
+    assert _described.kept(other) is None
     after = suite_version(flatten_cases([other]), [other])
     assert before != after == suite_version(flatten_cases([other]))
 
@@ -105,7 +115,8 @@ def test_a_line_with_a_newline_is_described_by_suite_version_itself() -> None:
     one = CompiledSuite(name="one", file="a.evl", cases=(_case("a.evl", "x", "p", world=world),
                                                          _case("a.evl", "y", "p", world=world)))
     flat = flatten_cases([one])
-    assert _described.described(one) is None and _kept_lines(flat, [one]) is None
+    _described.describe(one)
+    assert _described.kept(one) is None and _kept_lines(flat, [one]) is None
     assert suite_version(flat, [one]) == suite_version(flat)
 
 
