@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import ntpath
 import posixpath
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,8 +29,10 @@ _KEPT = "_described"
 its lines (`describe`) and the cases they describe (a suite whose ``cases`` were swapped has none)."""
 
 FileLines = dict[str, tuple[int, bytes, str]]
-"""Each file's lines: how many; the lines sorted (as bytes) and joined by newlines; the file's fingerprint
-when it is the only one loaded (what a run of that one file gives)."""
+"""Each file's lines: how many; the lines sorted (as bytes), joined by newlines and compressed (`zlib`: the
+suite cache authenticates every byte it reads back, at about 17 instructions a byte, and the lines, much
+alike, shrink about tenfold); the file's fingerprint when it is the only one loaded (what a run of that one
+file gives, and then the lines are not read)."""
 
 
 def describe(suite: Any) -> None:
@@ -55,10 +58,10 @@ def kept(suite: Any) -> FileLines | None:
 
 
 def describe_files(cases: Iterable[CompiledCase]) -> FileLines | None:
-    """Each file's lines of ``cases``, sorted as bytes (UTF-8 keeps the order of code points) and joined
-    by newlines, with their count and the file's fingerprint as the only one loaded. None when a line
-    holds a newline (a world's spec whose repr does): a file's lines could then not be told apart, and
-    `suite_version` describes such cases itself."""
+    """Each file's lines of ``cases`` (`FileLines`), sorted as bytes (UTF-8 keeps the order of code points),
+    joined by newlines and compressed, with their count and the file's fingerprint as the only one loaded.
+    None when a line holds a newline (a world's spec whose repr does): a file's lines could then not be
+    told apart, and `suite_version` describes such cases itself."""
     describer = Describer()
     by_file: dict[str, list[bytes]] = {}
     for case in cases:
@@ -70,7 +73,7 @@ def describe_files(cases: Iterable[CompiledCase]) -> FileLines | None:
         if joined.count(b"\n") != len(lines) - 1:
             return None
         alone = hashed([(prefix_of(_components(file)[-1:]), joined)])  # (`file_keys` of this file alone)
-        out[file] = (len(lines), joined, alone)
+        out[file] = (len(lines), zlib.compress(joined, 1), alone)
     return out
 
 

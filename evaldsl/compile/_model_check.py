@@ -111,20 +111,21 @@ def quick_state(cls: C) -> C:
     """``cls`` (a frozen dataclass with slots) pickled as the tuple of its fields and read back through its
     slots' descriptors: the suite cache reads back a case and five expectations a case, and the state
     dataclasses give such a class (`dataclasses._dataclass_setstate`) lists its fields again for every
-    object read (13 -> 7.5 us a case of bench_run.py's suite, the collector off as the cache has it)."""
+    object read (13 -> 7.5 us a case of bench_run.py's suite, the collector off as the cache has it).
+    The reading is written out a field a line (made by `exec`, as dataclasses makes ``__init__``): a
+    loop over the fields costs a sixth more."""
     names = tuple(f.name for f in dataclasses.fields(cls))
-    setters = tuple(cls.__dict__[name].__set__ for name in names)
+    scope = {f"_set{i}": cls.__dict__[name].__set__ for i, name in enumerate(names)}
+    values = ", ".join(f"v{i}" for i in range(len(names)))
+    lines = "".join(f"\n    _set{i}(self, v{i})" for i in range(len(names)))
+    exec(f"def __setstate__(self, values):\n    {values}, = values{lines}", scope)  # noqa: S102 (our own text)
     state = operator.attrgetter(*names)  # (a tuple: every such class has two fields or more)
 
     def __getstate__(self: Any) -> tuple[Any, ...]:
         return state(self)  # type: ignore[no-any-return]
 
-    def __setstate__(self: Any, values: tuple[Any, ...]) -> None:
-        for put, value in zip(setters, values):
-            put(self, value)
-
     cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
-    cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
+    cls.__setstate__ = scope["__setstate__"]  # type: ignore[attr-defined]
     return cls
 
 

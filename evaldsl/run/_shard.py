@@ -202,8 +202,8 @@ def _hashed(kept: list[FileLines]) -> str:
     file's sorted block (`compile._described.hashed`); a file loaded alone has its fingerprint kept too."""
     blocks: dict[str, list[tuple[bytes, str]]] = {}
     for lines in kept:
-        for file, (_, joined, alone) in lines.items():
-            blocks.setdefault(file, []).append((joined, alone))
+        for file, (_, packed, alone) in lines.items():
+            blocks.setdefault(file, []).append((packed, alone))
     if len(blocks) == 1:
         (held,) = blocks.values()
         if len(held) == 1:
@@ -214,7 +214,7 @@ def _hashed(kept: list[FileLines]) -> str:
         prefixes.setdefault(prefix_of(keys[file]), []).append(file)
     merged = []
     for prefix in sorted(prefixes):
-        parts = [b for file in prefixes[prefix] for b, _ in blocks[file]]
+        parts = [zlib.decompress(b) for file in prefixes[prefix] for b, _ in blocks[file]]
         if len(parts) > 1:  # one key reached by two paths, or one file in two suites: its lines merged
             parts = [b"\n".join(sorted(chain.from_iterable(b.split(b"\n") for b in parts)))]
         merged.append((prefix, parts[0]))
