@@ -115,7 +115,8 @@ def quick_state(cls: C) -> C:
     The reading is written out a field a line (made by `exec`, as dataclasses makes ``__init__``): a
     loop over the fields costs a sixth more."""
     names = tuple(f.name for f in dataclasses.fields(cls))
-    scope = {f"_set{i}": cls.__dict__[name].__set__ for i, name in enumerate(names)}
+    scope: dict[str, Any] = {f"_set{i}": cls.__dict__[name].__set__ for i, name in enumerate(names)}
+    scope["__name__"] = cls.__module__
     values = ", ".join(f"v{i}" for i in range(len(names)))
     lines = "".join(f"\n    _set{i}(self, v{i})" for i in range(len(names)))
     exec(f"def __setstate__(self, values):\n    {values}, = values{lines}", scope)  # noqa: S102 (our own text)
@@ -125,6 +126,7 @@ def quick_state(cls: C) -> C:
         return state(self)  # type: ignore[no-any-return]
 
     cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    scope["__setstate__"].__qualname__ = f"{cls.__qualname__}.__setstate__"
     cls.__setstate__ = scope["__setstate__"]  # type: ignore[attr-defined]
     return cls
 
