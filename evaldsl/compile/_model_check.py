@@ -111,7 +111,7 @@ def quick_state(cls: C) -> C:
     """``cls`` (a frozen dataclass with slots) pickled as the tuple of its fields and read back through its
     slots' descriptors: the suite cache reads back a case and five expectations a case, and the state
     dataclasses give such a class (`dataclasses._dataclass_setstate`) lists its fields again for every
-    object read (13 -> 7.5 us a case of bench_run.py's suite, the collector off as the cache has it).
+    object read (13 -> 7.6 us a case of bench_run.py's suite, the collector off as the cache has it).
     The reading is written out a field a line (made by `exec`, as dataclasses makes ``__init__``): a
     loop over the fields costs a sixth more."""
     names = tuple(f.name for f in dataclasses.fields(cls))
