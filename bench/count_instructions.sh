@@ -5,16 +5,21 @@
 # User-space instructions of all threads; what the kernel does (thread switches) is not counted.
 # --to-compiled stops each run once its suites are compiled: what a run pays before its first case,
 # beyond check (the whole figure less this one is the running, scoring and recording).
+# --warm fills the suite cache for both files and both commands first, so that with the cache on (the
+# default) every counted process reads its suite from the cache; without it, the counted `check` and `run`
+# of the 2,000-case file compile it and write their entries (their compiles differ), which the figure then
+# holds too. With EVALDSL_SUITE_CACHE=off it changes nothing.
 #
-#     bash bench/count_instructions.sh TREE AGENT [--passing] [--to-compiled]   # AGENT: InstantAsync or InstantSync
+#     bash bench/count_instructions.sh TREE AGENT [--passing] [--to-compiled] [--warm]   # AGENT: InstantAsync or InstantSync
 #     e.g. bash bench/count_instructions.sh . InstantAsync      # about 2 minutes
 set -eu
 tree=$(cd "$1" && pwd); agent=$2; shift 2
-passing=""; to_compiled=""
+passing=""; to_compiled=""; warm=""
 for flag in "$@"; do
   case $flag in
     --passing) passing=1 ;;
     --to-compiled) to_compiled=1 ;;
+    --warm) warm=1 ;;
     *) echo "count_instructions.sh: unknown flag $flag" >&2; exit 2 ;;
   esac
 done
@@ -49,9 +54,10 @@ count() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/n
   | awk '/I *refs/ {gsub(",", "", $4); print $4}'; }
 cd "$work"
 "$python" cli.py check c1000.evl; "$python" cli.py run --agent "_instant_agents:$agent" c1000.evl --json r.json -q  # bytecode written
+if [ -n "$warm" ]; then "$python" cli.py check c2000.evl; "$python" cli.py run --agent "_instant_agents:$agent" c2000.evl --json r.json -q; fi
 c1=$(count check c1000.evl); c2=$(count check c2000.evl)
 export TO_COMPILED=$to_compiled
 r1=$(count run --agent "_instant_agents:$agent" c1000.evl --json r.json -q)
 r2=$(count run --agent "_instant_agents:$agent" c2000.evl --json r.json -q)
-echo "$tree $agent${passing:+ (passing)}${to_compiled:+ (to compiled)}: $(( ((r2 - c2) - (r1 - c1)) / 1000 ))" \
+echo "$tree $agent${passing:+ (passing)}${to_compiled:+ (to compiled)}${warm:+ (cache warmed)}: $(( ((r2 - c2) - (r1 - c1)) / 1000 ))" \
      "instructions a case beyond check (constant $(( (2 * (r1 - c1) - (r2 - c2)) / 1000000 ))M)"

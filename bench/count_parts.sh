@@ -34,7 +34,7 @@ elif part == "line":
     journal.case_json = lambda case: b"{}"
 elif part == "fingerprint":
     import evaldsl.run._shard as shard
-    shard.suite_version = lambda cases: "sha256:0"
+    shard.suite_version = lambda cases, suites=None: "sha256:0"
 elif part == "copy":
     import evaldsl.run._scoring as scoring
     scoring.make_safe = lambda art, duration=None: (art, ())

@@ -10,6 +10,7 @@ from typing import Any
 from ..syntax import _ast as a
 from ..syntax._diagnostics import EvlError, error
 from ._compiler import compile_suite
+from ._described import describe
 from ._model import CompiledSuite
 from ._reading import read_source
 
@@ -61,8 +62,13 @@ def compile_file(
     text = read_source(path)
     if cache is None:
         return compile_suite(text, str(path), predicates=predicates, root=root)
-    return cache.compiled(str(path), text, cache_options("run", predicates, root),
-                          lambda: compile_suite(text, str(path), predicates=predicates, root=root))
+
+    def build() -> CompiledSuite:
+        suite = compile_suite(text, str(path), predicates=predicates, root=root)
+        describe(suite)  # the fingerprint's lines, made before the entry is written: stored with it
+        return suite
+
+    return cache.compiled(str(path), text, cache_options("run", predicates, root), build)
 
 
 def cache_options(kind: str, predicates: Mapping[str, Any] | None, root: str | Path | None) -> tuple:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._model_check import CompiledExpectation
+from ._model_check import CompiledExpectation, quick_state
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,7 @@ class CompiledTurn:
     """The `user` line's line number."""
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class CompiledCase:
     """One runnable case (one row of an examples table is one case)."""

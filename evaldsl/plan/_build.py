@@ -62,7 +62,7 @@ def build_plan(request: RunRequest, *, model: str | None = None, out: TextIO | N
     last_failed = False
     if request.selection.last_failed:
         selected, last_failed = _inputs.keep_last_failed(selected, err)
-    meta = _meta(request, subject, flat, previous, last_failed, setup)
+    meta = _meta(request, subject, suites, flat, previous, last_failed, setup)
     selected = _sharded(selected, request, meta, previous, err)
     keeper, digest = _keeping(request, meta, flat)
     todo = _resumed(selected, previous, keeper, digest, request, err)
@@ -70,8 +70,8 @@ def build_plan(request: RunRequest, *, model: str | None = None, out: TextIO | N
                    selected=len(selected), resumed=previous is not None, out=out, err=err)
 
 
-def _meta(request: RunRequest, subject: Any, flat: Sequence[Any], previous: Any, last_failed: bool,
-          setup: ModelSetup) -> Any:
+def _meta(request: RunRequest, subject: Any, suites: list[Any], flat: Sequence[Any], previous: Any,
+          last_failed: bool, setup: ModelSetup) -> Any:
     """The record's metadata: the command line, the agent's name, the selection, the models, the start time."""
     from ..run._api import fill_meta
     from ..run._record import RunMeta
@@ -84,7 +84,7 @@ def _meta(request: RunRequest, subject: Any, flat: Sequence[Any], previous: Any,
     s = request.selection
     selection = {"keyword": s.keyword, "markers": s.markers, "tags": list(s.tags) or None,
                  "last_failed": last_failed or None}
-    meta = fill_meta(meta, subject, flat, request.concurrency, {k: v for k, v in selection.items() if v})
+    meta = fill_meta(meta, subject, flat, request.concurrency, {k: v for k, v in selection.items() if v}, suites)
     for name, value in setup.meta.items():
         setattr(meta, name, value)
     if setup.agent is not None:

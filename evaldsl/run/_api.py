@@ -203,7 +203,9 @@ async def _arun(
     check_conversations(subject, selected, user=user)
     selection: dict[str, Any] = {"keyword": keyword, "markers": markers, "tags": list(tags) or None}
     selection["last_failed"] = True if last_failed is not None else None
-    meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v})
+    suites = [cases] if isinstance(cases, CompiledSuite) else cases
+    held = suites if isinstance(suites, (list, tuple)) and all(isinstance(s, CompiledSuite) for s in suites) else None
+    meta = fill_meta(meta, subject, flat, concurrency, {k: v for k, v in selection.items() if v}, held)
     if shard is not None:
         shard = Shard.parse(shard) if isinstance(shard, str) else shard
         selected = shard_cases(selected, shard, meta.suites)
@@ -257,8 +259,10 @@ def fill_meta(
     cases: Sequence[CompiledCase],
     concurrency: int,
     selection: dict[str, Any],
+    suites: Sequence[CompiledSuite] | None = None,
 ) -> RunMeta:
-    """``meta`` with every field the caller did not set filled in from the run."""
+    """``meta`` with every field the caller did not set filled in from the run; ``suites``: those
+    ``cases`` were flattened from, when known (the fingerprint then uses what they keep: `suite_version`)."""
     from .. import __version__
 
     given = meta.model_fields_set if meta is not None else set()
@@ -278,7 +282,7 @@ def fill_meta(
         "git_commit": lambda: git_commit(files()[0]) if files() and Path(files()[0]).exists() else None,
         "concurrency": lambda: concurrency,
         "selection": lambda: selection,
-        "suite_version": lambda: suite_version(cases),
+        "suite_version": lambda: suite_version(cases, suites),
     }
     for name, value in defaults.items():  # each only when not given: a pass over lazily made cases costs
         if name not in given:

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import ntpath
-import posixpath
+import operator
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,8 +34,12 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..compile._described import Describer as _Describer
+from ..compile._described import FileLines, file_keys, hashed, kept, prefix_of
+from ..compile._described import settings_text as _settings_text  # noqa: F401 (tests read it here)
+
 if TYPE_CHECKING:
-    from ..compile._model import CompiledCase
+    from ..compile._model import CompiledCase, CompiledSuite
 
 T = TypeVar("T")
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
@@ -76,27 +79,6 @@ class Shard:
         return cls(index, count)
 
 
-def file_keys(files: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Each file's path relative to the common root of ``files``, as a tuple of components."""
-    parts = {f: _components(f) for f in dict.fromkeys(files)}
-    if not parts:
-        return {}
-    dirs = [p[:-1] for p in parts.values()]
-    common = dirs[0]
-    for d in dirs[1:]:
-        n = 0
-        while n < min(len(common), len(d)) and common[n] == d[n]:
-            n += 1
-        common = common[:n]
-    return {f: p[len(common):] for f, p in parts.items()}
-
-
-def _components(path: str) -> tuple[str, ...]:
-    flavour = ntpath if "\\" in path else posixpath
-    norm = flavour.normpath(path).replace("\\", "/")
-    return tuple(x for x in norm.split("/") if x not in ("", "."))
-
-
 def sharding_order(items: Sequence[T], file_of: Any, all_files: Iterable[str]) -> list[T]:
     """``items`` ordered by their file's relative path, stable inside a file."""
     keys = file_keys(all_files)
@@ -123,7 +105,7 @@ def shard_cases(cases: Sequence[CompiledCase], shard: Shard, all_files: Iterable
     return picked(cases, mine)  # type: ignore[return-value]
 
 
-def suite_version(cases: Iterable[CompiledCase]) -> str:
+def suite_version(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite] | None = None) -> str:
     """A fingerprint of the loaded cases: equal when the suites would run the same cases the same way.
 
     Covers each case's file (relative to the common root), name, prompt,
@@ -140,9 +122,17 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     cost more than describing them); past that, every batch is kept
     compressed, so a run of 100,000 examples rows holds a few MB here, not
     every line.
+
+    ``suites``: the suites ``cases`` were flattened from, if known. When ``cases`` are exactly their
+    cases, in order, and each suite keeps its lines (`compile._described.describe`: made when it was
+    compiled for the suite cache, and stored with it), no case is described here.
     """
     from ..compile._model import outlined
 
+    if suites is not None:
+        kept = _kept_lines(cases, suites)
+        if kept is not None:
+            return _hashed(kept)
     describe = _Describer()
     stored = _Batches()
     batch: dict[str, list[bytes]] = {}  # file -> the lines of the batch being made
@@ -161,7 +151,7 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     # prefix, then by the rest: each file's lines, merged from its batches, with its prefix put in front.
     prefixes: dict[bytes, list[str]] = {}
     for file in batches:
-        prefixes.setdefault(f"({'/'.join(keys[file])!r}, ".encode("utf-8", "surrogatepass"), []).append(file)
+        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
     digest = hashlib.sha256()
     if not stored.compressing:  # every line in memory already: each file's batches merged and joined in C
         joined = []
@@ -187,54 +177,52 @@ def suite_version(cases: Iterable[CompiledCase]) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+def _kept_lines(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]) -> list[FileLines] | None:
+    """Each suite's kept lines, when ``cases`` are the suites' cases one after another (the same objects);
+    else None (a case left out or repeated, cases made when read, a suite that keeps no lines: compiled
+    without the suite cache)."""
+    if type(cases) is not list or len(cases) != sum(len(s.cases) for s in suites):
+        return None
+    out = []
+    start = 0
+    for suite in suites:
+        held = suite.cases
+        if type(held) is not tuple or not all(map(operator.is_, cases[start:start + len(held)], held)):
+            return None
+        start += len(held)
+        lines = kept(suite)
+        if lines is None:
+            return None
+        out.append(lines)
+    return out
+
+
+def _hashed(kept: list[FileLines]) -> str:
+    """The fingerprint of the files' kept lines: what `suite_version` hashes of the same cases, from each
+    file's sorted block (`compile._described.hashed`); a file loaded alone has its fingerprint kept too."""
+    blocks: dict[str, list[tuple[bytes, str]]] = {}
+    for lines in kept:
+        for file, (_, packed, alone) in lines.items():
+            blocks.setdefault(file, []).append((packed, alone))
+    if len(blocks) == 1:
+        (held,) = blocks.values()
+        if len(held) == 1:
+            return held[0][1]  # its fingerprint as the only file loaded (`describe_files`)
+    keys = file_keys(blocks)
+    prefixes: dict[bytes, list[str]] = {}
+    for file in blocks:
+        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
+    merged = []
+    for prefix in sorted(prefixes):
+        parts = [zlib.decompress(b) for file in prefixes[prefix] for b, _ in blocks[file]]
+        if len(parts) > 1:  # one key reached by two paths, or one file in two suites: its lines merged
+            parts = [b"\n".join(sorted(chain.from_iterable(b.split(b"\n") for b in parts)))]
+        merged.append((prefix, parts[0]))
+    return hashed(merged)
+
+
 SORT_BATCH = 8192
 """Descriptions sorted in memory at once by `suite_version` (each sorted batch is then kept compressed)."""
-
-
-class _Describer:
-    """A case's description, after its file's part: ``(name, prompt, settings, setup, labels, tools)``
-    as repr writes that tuple, from ``name``'s repr on, UTF-8; the reprs of the parts cases share
-    (a suite's tools, most cases' settings) made once."""
-
-    def __init__(self) -> None:
-        self._tools: dict[int, tuple[Any, str]] = {}
-        self._settings: dict[int, tuple[Any, str]] = {}
-
-    def __call__(self, case: CompiledCase) -> bytes:
-        held = self._tools.get(id(case.tools))
-        if held is None or held[0] is not case.tools:
-            held = self._tools[id(case.tools)] = (case.tools, repr(repr([(t.name, t.parameters) for t in case.tools])))
-        kept = self._settings.get(id(case.settings))
-        if kept is None or kept[0] is not case.settings:
-            kept = self._settings[id(case.settings)] = (case.settings, _settings_text(case.settings))
-        labels = [e.label for e in case.expectations]
-        # repr, not JSON: deterministic for these values (str, numbers, JSON-shaped setup) and cheaper;
-        # repr((name, prompt, settings, setup, labels, tools)) written out, without its "(", with the shared
-        # parts' repr kept. No line holds a newline: every part is a repr. A case of language v2 (turns,
-        # a simulated user, `given` lines, a world) adds what it holds of them, so such cases that differ
-        # only there differ in the fingerprint, and a v1 case's description is what it always was.
-        v2 = ""
-        if case.turns or case.simulated_user is not None or case.given or case.world is not None:
-            turns = [(t.message, [e.label for e in t.expectations]) for t in case.turns]
-            given = [(g.tool, g.line) for g in case.given]
-            world = getattr(case.world, "spec", None) if case.world is not None else None
-            v2 = f", {turns!r}, {case.simulated_user!r}, {given!r}, {world!r}"
-        return (f"{case.name!r}, {case.prompt!r}, {kept[1]}, {case.setup!r}, {labels!r}, {held[1]}{v2})"
-                ).encode("utf-8", "surrogatepass")
-
-
-_V2_SETTINGS = {"user_turns": 10, "tools": None}
-"""Settings of language v2 and their defaults: left out of a description at their default (`_settings_text`)."""
-
-
-def _settings_text(settings: Any) -> str:
-    """``repr(settings)`` as version 1 wrote it: a v2 setting at its default left out, so that the
-    fingerprint of a suite that uses none stays what it was."""
-    import dataclasses
-
-    parts = [f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings)
-             if not (f.name in _V2_SETTINGS and getattr(settings, f.name) == _V2_SETTINGS[f.name])]
-    return f"{type(settings).__name__}({', '.join(parts)})"
 
 
 RAW_BYTES = 8 << 20
