@@ -22,12 +22,8 @@ _SWITCH = "PYDANTIC_DISABLE_PLUGINS"
 
 def record_models_built() -> None:
     """Import the record's models (building their validators) without pydantic's search for plugins,
-    unless they are imported already, the caller chose plugins itself (the variable set), or the
-    process has another thread (which could read the environment while it changes: the command line
-    called from a program, say; the models are then built as any other)."""
-    import threading
-
-    if "evaldsl.run._record" in sys.modules or _SWITCH in os.environ or threading.active_count() > 1:
+    unless they are imported already or the caller chose plugins itself (the variable set)."""
+    if "evaldsl.run._record" in sys.modules or _SWITCH in os.environ:
         return
     os.environ[_SWITCH] = "1"
     try:

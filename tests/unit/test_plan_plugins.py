@@ -62,12 +62,3 @@ def test_a_switch_the_user_set_is_left_as_it_is(plugin_path: Path) -> None:
             "import evaldsl.run._record\n")
     seen = _seen(plugin_path, code)
     assert seen["switch"] == "other" and "EvalReport" in seen["seen"]
-
-
-def test_with_another_thread_the_models_are_built_as_any_other(plugin_path: Path) -> None:
-    """The environment is the process's: changed only while the command has a single thread."""
-    code = ("import threading\nstop = threading.Event()\nthreading.Thread(target=stop.wait, daemon=True).start()\n"
-            "from evaldsl.plan._plugins import record_models_built\nrecord_models_built()\nstop.set()\n"
-            "import evaldsl.run._record\n")
-    seen = _seen(plugin_path, code)
-    assert seen["switch"] is None and "EvalReport" in seen["seen"]
