@@ -170,11 +170,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     """The `run` command; maps every outcome to its exit code."""
     from ..plan import NothingSelected, Outcome, PlanUsage, run_request
     from ..plan._collector import start_up_paused
-    from ..plan._plugins import record_models_built
 
     try:
         with start_up_paused():  # the collector off until the run starts (start-up makes no garbage)
-            record_models_built()  # (while the command has a single thread)
             outcome = run_request(run_request_of(args))
     except PlanUsage as exc:
         print(f"evaldsl: {exc}", file=sys.stderr)
