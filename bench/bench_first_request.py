@@ -9,6 +9,7 @@ the worktree) are run a round at a time, so a busy host stretches both alike.
 
     python bench/bench_first_request.py --rounds 15 TREE [TREE]       # e.g. /tmp/before .
     python bench/bench_first_request.py --rounds 10 --cache . .        # a second run, from the suite cache
+    python bench/bench_first_request.py --rounds 12 --whole /tmp/before .   # whole processes, every request
 
 Byte-compile each tree first (``python -m compileall -q TREE/evaldsl``): this machine sets
 PYTHONDONTWRITEBYTECODE=1.
@@ -43,11 +44,12 @@ runpy.run_module("evaldsl", run_name="__main__")
 """
 
 
-def one(tree: Path, base_url: str, suite: Path, cache: bool) -> tuple[float, float]:
-    """(wall, CPU) seconds of one process up to its first request."""
+def one(tree: Path, base_url: str, suite: Path, cache: bool, whole: bool = False) -> tuple[float, float]:
+    """(wall, CPU) seconds of one process up to its first request (``whole``: to its end)."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["PYTHONPATH"] = str(tree)
-    command = [sys.executable, "-c", STOP_AT_FIRST_REQUEST, "run", str(suite), "--model", "openai:bench",
+    start_of = ["-m", "evaldsl"] if whole else ["-c", STOP_AT_FIRST_REQUEST]
+    command = [sys.executable, *start_of, "run", str(suite), "--model", "openai:bench",
                "--base-url", base_url, "--no-cache", "-j", "50", "-q", "--json", str(suite.parent / "r.json")]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -66,6 +68,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--cache", action="store_true", help="the suite from the suite cache (filled first)")
+    parser.add_argument("--whole", action="store_true", help="whole processes: every request sent, to the end")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
           + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -81,10 +84,11 @@ def main() -> None:
             results: dict[int, list[tuple[float, float]]] = {n: [] for n in suites}
             for _ in range(args.rounds):
                 for n, tree in enumerate(args.trees):
-                    results[n].append(one(tree.resolve(), server.base_url, suites[n], args.cache))
+                    results[n].append(one(tree.resolve(), server.base_url, suites[n], args.cache, args.whole))
     finally:
         server.stop()
-    print(f"to the first request, {args.cases} cases, {'from the suite cache' if args.cache else 'compiling'}, "
+    what = "whole processes" if args.whole else "to the first request"
+    print(f"{what}, {args.cases} cases, {'from the suite cache' if args.cache else 'compiling'}, "
           f"{args.rounds} rounds interleaved: wall min / median, CPU min / median (ms)")
     for n, tree in enumerate(args.trees):
         walls = [w for w, _ in results[n]]
