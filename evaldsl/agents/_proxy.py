@@ -78,6 +78,13 @@ class RecordingProxy:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def _shown(self, provider: str) -> str:
+        """The provider's upstream as a message may show it: no user, password or query (a run's error is
+        written to its record)."""
+        from ..report._upload import shown_url
+
+        return shown_url(self.upstreams[provider])
+
     def _target(self, provider: str, tail: str, query: str) -> str:
         if provider == "openai":
             tail = tail[3:] if tail.startswith("v1/") else tail  # {OPENAI_BASE_URL}/X -> {upstream}/X
@@ -98,13 +105,17 @@ class RecordingProxy:
             upstream = await self._session.request(request.method, self._target(
                 provider, request.match_info["tail"], request.query_string), data=body, headers=headers,
                 allow_redirects=False)
-        except (ClientError, OSError) as exc:
-            recording.problem(f"evaldsl's recording proxy could not reach the model at {self.upstreams[provider]} "
-                              f"({exc}): give `--upstream URL`, or set {_VARIABLE[provider]} where evaldsl runs")
+        except (ClientError, OSError, ValueError) as exc:
+            if isinstance(exc, ValueError):  # (aiohttp's own refusals: credentials in the URL and a header, a bad URL)
+                recording.problem(f"evaldsl's recording proxy could not send the request to the model at "
+                                  f"{self._shown(provider)}: {exc}")
+            else:
+                recording.problem(f"evaldsl's recording proxy could not reach the model at {self._shown(provider)} "
+                                  f"({exc}): give `--upstream URL`, or set {_VARIABLE[provider]} where evaldsl runs")
             return web.json_response({"error": {"message": f"evaldsl proxy: upstream unreachable: {exc}"}}, status=502)
         async with upstream:
             if upstream.status >= 400:  # (the status alone: a body may echo what the agent sent, its key too)
-                recording.problem(f"the model at {self.upstreams[provider]} answered HTTP {upstream.status} "
+                recording.problem(f"the model at {self._shown(provider)} answered HTTP {upstream.status} "
                                   "through evaldsl's recording proxy")
             out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
             if upstream.content_type == "text/event-stream":

@@ -194,9 +194,11 @@ def test_a_failed_run_says_why_the_proxy_could_not_reach_the_model() -> None:
     with socket.socket() as sock:  # bound, never listened on, closed: nothing answers there
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    out = asyncio.run(CommandAgent(["node", str(NODE_AGENT)], upstream=dead).run("what is 2 + 3?", None))
+    secret = dead + "?key=do-not-write"  # a query is never shown
+    out = asyncio.run(CommandAgent(["node", str(NODE_AGENT)], upstream=secret).run("what is 2 + 3?", None))
     assert out.error is not None and "model answered HTTP 502" in out.error
     assert f"evaldsl's recording proxy could not reach the model at {dead} (" in out.error
+    assert "do-not-write" not in out.model_dump_json()
     assert "give `--upstream URL`, or set OPENAI_BASE_URL where evaldsl runs" in out.error
 
 
@@ -211,3 +213,18 @@ def test_a_model_error_status_is_told_with_the_run_and_what_came_before_is_kept(
     assert out.error is not None and "model answered HTTP 401" in out.error
     assert f"the model at {openai_server.base_url} answered HTTP 401 through evaldsl's recording proxy" in out.error
     assert [(c.name, c.result) for c in out.tool_calls] == [("calculator", "5")]
+
+
+@needs_node
+def test_credentials_in_the_upstream_beside_the_agents_own_header_are_a_clear_error(openai_server: Any,
+                                                                                   capfd: Any) -> None:
+    """aiohttp refuses a URL's user and password beside an Authorization header: the run says so, shows no
+    password, and the proxy logs no traceback (it was a 500 with one)."""
+    upstream = openai_server.base_url.replace("http://", "http://me:pw-do-not-write@")
+    agent = CommandAgent(["node", str(NODE_AGENT)], upstream=upstream, env={"OPENAI_API_KEY": SECRET})
+    out = asyncio.run(agent.run("what is 2 + 3?", None))
+    assert out.error is not None and "model answered HTTP 502" in out.error
+    assert "could not send the request to the model at " + openai_server.base_url in out.error
+    assert "Cannot combine AUTHORIZATION header" in out.error
+    assert "pw-do-not-write" not in out.model_dump_json() and SECRET not in out.model_dump_json()
+    assert "Traceback" not in capfd.readouterr().err
