@@ -86,10 +86,13 @@ class RecordingProxy:
         return shown_url(self.upstreams[provider])
 
     def _target(self, provider: str, tail: str, query: str) -> str:
+        """Where a request below the run's prefix goes: ``{upstream}/{tail}``, the upstream's own query (an
+        Azure-style ``?api-version=``) and then the request's."""
         if provider == "openai":
             tail = tail[3:] if tail.startswith("v1/") else tail  # {OPENAI_BASE_URL}/X -> {upstream}/X
-        url = f"{self.upstreams[provider]}/{tail}"
-        return f"{url}?{query}" if query else url
+        base, _, own = self.upstreams[provider].partition("?")
+        queries = "&".join(q for q in (own, query) if q)
+        return f"{base.rstrip('/')}/{tail}" + (f"?{queries}" if queries else "")
 
     async def _handle(self, request: Any) -> Any:
         from aiohttp import ClientError, web

@@ -228,3 +228,33 @@ def test_credentials_in_the_upstream_beside_the_agents_own_header_are_a_clear_er
     assert "Cannot combine AUTHORIZATION header" in out.error
     assert "pw-do-not-write" not in out.model_dump_json() and SECRET not in out.model_dump_json()
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_an_upstream_with_a_query_keeps_it_after_the_path() -> None:
+    """An Azure-style upstream (``.../v1?api-version=X``): the request's path goes before the query, and
+    the request's own query is kept after the upstream's."""
+    seen: list[str] = []
+
+    async def upstream_handler(request: web.Request) -> web.Response:
+        seen.append(str(request.rel_url))
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
+
+    async def main() -> int:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", upstream_handler)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        proxy = RecordingProxy(f"http://127.0.0.1:{runner.addresses[0][1]}/v1?api-version=2024-10")
+        await proxy.start()
+        try:
+            url = proxy.open_run("a")["OPENAI_BASE_URL"] + "/chat/completions?trace=1"
+            async with aiohttp.ClientSession() as session:
+                async with session.post(url, json={"messages": []}) as r:
+                    return r.status
+        finally:
+            await proxy.aclose()
+            await runner.cleanup()
+
+    assert asyncio.run(main()) == 200
+    assert seen == ["/v1/chat/completions?api-version=2024-10&trace=1"]
