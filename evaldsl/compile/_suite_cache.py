@@ -24,8 +24,10 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import stat
 import struct
 import sys
+import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +42,11 @@ FORMAT = b"EVLSUITE2\n"
 """The first bytes of every entry; a new layout gets a new number."""
 DIR_HELP = "where compiled suites are kept for reuse (default .evaldsl_cache, or $EVALDSL_SUITE_CACHE_DIR)"
 OFF_HELP = "parse and compile every file afresh; keep nothing (also EVALDSL_SUITE_CACHE=off)"
+KEEP_DAYS = 30
+"""An entry no command has used for this many days is removed when the cache next writes one: there is an
+entry per file, command and version of evaldsl, so an upgrade (or a renamed file) leaves the old ones."""
+_TOUCH_AFTER_S = 24 * 3600
+"""A used entry's time is brought up to date when it is older than this (one write a day at most)."""
 _GITIGNORE = "# Created by evaldsl: the suite cache (docs/running.md)\n*\n"
 _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                  "# This file is a cache directory tag created by evaldsl.\n")
@@ -67,6 +74,7 @@ class SuiteCache:
         self._key_file = Path(key_file) if key_file is not None else None
         self._key: bytes | None = None
         self._broken = False  # the folder or the key could not be used: warned once, then no cache
+        self._swept = False  # entries unused for KEEP_DAYS removed (once a process, at its first write)
         self.hits = self.misses = 0
 
     def compiled(self, filename: str, text: str, options: tuple, build: Callable[[], Any]) -> Any:
@@ -99,16 +107,23 @@ class SuiteCache:
 
     def _read(self, entry: Path, key: str, top: str, own: str) -> Any:
         try:
-            data = entry.read_bytes() if entry.is_file() else None
+            status = os.stat(entry)
+            data = entry.read_bytes() if stat.S_ISREG(status.st_mode) else None  # (never a FIFO's read)
         except OSError:
             data = None
         if data is None or self._mac_key() is None:
             return None
         try:
-            return self._unpacked(data, key, top, own)
+            found = self._unpacked(data, key, top, own)
         except _Unusable as why:
             self._warn_line(f"suite cache: ignoring the entry {entry} ({why}); compiling {top} again")
             return None
+        if found is not None and time.time() - status.st_mtime > _TOUCH_AFTER_S:
+            try:
+                os.utime(entry)  # used: kept past the sweep (`KEEP_DAYS`)
+            except OSError:
+                pass
+        return found
 
     def _unpacked(self, data: bytes, key: str, top: str, own: str) -> Any:
         from .._files import Unsealed, unseal
@@ -160,6 +175,10 @@ class SuiteCache:
             replace_atomically(entry, seal(FORMAT, body, self._key or b""))
         except OSError as exc:
             self._give_up(f"cannot write in {self.directory} ({exc.strerror or exc})")
+            return
+        if not self._swept:
+            self._swept = True
+            _sweep(entry.parent, time.time() - KEEP_DAYS * 86400)
 
     def _prepare(self, folder: Path) -> None:
         """The entries' folder, and (like pytest's cache) a .gitignore and CACHEDIR.TAG at the top."""
@@ -212,6 +231,24 @@ def suite_cache(directory: str | Path | None, *, enabled: bool = True,
         return None
     where = directory or os.environ.get("EVALDSL_SUITE_CACHE_DIR") or DEFAULT_DIR
     return SuiteCache(where, root=root)
+
+
+def _sweep(folder: Path, before: float) -> None:
+    """Remove the entries in ``folder`` last used before ``before`` (a time); what cannot be removed, or
+    is not an entry, is left. Another process reading one at that moment still reads it whole (an open
+    file outlives its name); one about to read it finds none and compiles."""
+    try:
+        with os.scandir(folder) as found:
+            for item in found:
+                if not item.name.endswith(".bin"):
+                    continue
+                try:
+                    if item.is_file(follow_symlinks=False) and item.stat(follow_symlinks=False).st_mtime < before:
+                        os.unlink(item.path)
+                except OSError:
+                    pass
+    except OSError:
+        pass
 
 
 def _unique(reads: list[Read]) -> list[Read]:

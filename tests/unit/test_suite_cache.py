@@ -336,3 +336,29 @@ def test_an_entry_whose_world_no_longer_imports_is_compiled_again_with_the_error
     assert done.returncode == 4, done.stdout + done.stderr
     assert "E244" in done.stderr and "helper broke" in done.stderr and "shop.evl:1" in done.stderr
     assert "ignoring the entry" not in done.stderr  # not a damaged entry: a suite that no longer compiles
+
+
+def test_entries_unused_for_a_month_are_swept_at_the_next_write_and_used_ones_kept(project: Project) -> None:
+    """An entry a command used is brought up to date (once a day at most); one that nobody used for
+    `KEEP_DAYS` (an older evaldsl's, a renamed file's) goes when the cache next writes an entry."""
+    import os
+    import time
+
+    from evaldsl.compile._suite_cache import KEEP_DAYS
+
+    project.compile(project.cache())
+    (used,) = project.entries()
+    stale = used.with_name("0" * 40 + ".bin")
+    stale.write_bytes(b"an older evaldsl's entry")
+    other = used.with_name("not-an-entry.txt")
+    other.write_text("kept")
+    old = time.time() - (KEEP_DAYS + 1) * 86400
+    for path in (used, stale, other):
+        os.utime(path, (old, old))
+    project.compile(project.cache())  # a hit: the used entry's time is brought up to date
+    assert project.builds == 1 and time.time() - used.stat().st_mtime < 60
+    assert stale.exists()  # nothing was written yet: no sweep
+    (project.root / "lib.evl").write_text(LIB + "\n")  # a miss: the entry is written again, then the sweep
+    project.compile(project.cache())
+    assert project.builds == 2
+    assert not stale.exists() and used.exists() and other.exists()
