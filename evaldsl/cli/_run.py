@@ -169,10 +169,11 @@ def run_request_of(args: argparse.Namespace) -> Any:
 def cmd_run(args: argparse.Namespace) -> int:
     """The `run` command; maps every outcome to its exit code."""
     from ..plan import NothingSelected, Outcome, PlanUsage, run_request
+    from ..plan._ahead import allowed
     from ..plan._collector import start_up_paused
 
     try:
-        with start_up_paused():  # the collector off until the run starts (start-up makes no garbage)
+        with start_up_paused(), allowed():  # the collector off until the run starts; suites compiled ahead
             outcome = run_request(run_request_of(args))
     except PlanUsage as exc:
         print(f"evaldsl: {exc}", file=sys.stderr)

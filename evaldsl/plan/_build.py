@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import _inputs
+from ._ahead import CompileAhead
 from ._defaults import LAST_RECORD
 from ._models import ModelSetup, model_setup, unreached_dropped
 from ._plan import RunPlan
@@ -37,11 +38,16 @@ def build_plan(request: RunRequest, *, model: str | None = None, out: TextIO | N
     out, err = out or sys.stdout, err or sys.stderr
     _inputs.check_targets(request)
     files = _inputs.files_of(request.paths)  # before the agent: a typo in a path costs no import
-    setup = model_setup(request.models, model)
-    subject = _inputs.subject_of(request, setup.agent)
-    if request.resume and Path(request.resume).is_dir():
-        request = resume_in_folder(request, subject)
-    suites = _inputs.load_suites(files, subject, request)
+    ahead = CompileAhead.start(files, request, model)  # (before anything starts a thread)
+    try:
+        setup = model_setup(request.models, model)
+        subject = _inputs.subject_of(request, setup.agent)
+        if request.resume and Path(request.resume).is_dir():
+            request = resume_in_folder(request, subject)
+        suites = _inputs.load_suites(files, subject, request, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
     _inputs.warn_unseen(suites, subject, err)
     if model is not None:
         _inputs.check_model_tools(suites)

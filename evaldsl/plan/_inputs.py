@@ -80,8 +80,9 @@ def _bridge_subject(request: RunRequest) -> Any:
         raise PlanUsage(f"{option} {value}: {exc}") from None
 
 
-def load_suites(files: list[Path], subject: Any, request: RunRequest) -> list[Any]:
-    """Compile every file once (or take it from the suite cache), all errors at once."""
+def load_suites(files: list[Path], subject: Any, request: RunRequest, ahead: Any = None) -> list[Any]:
+    """Compile every file once (or take it from the suite cache), all errors at once; ``ahead``: a
+    `_ahead.CompileAhead` compiling them in a second process, whose result is taken when it has one."""
     import gc
 
     from ..compile._loading import compile_files
@@ -97,7 +98,13 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest) -> list[An
     enabled = gc.isenabled()
     gc.disable()
     try:
-        suites = compile_files(unique_files(files), predicates=predicates, root=request.root, cache=cache)
+        taken = ahead.take() if ahead is not None and predicates is None else None
+        if taken is None:
+            suites = compile_files(unique_files(files), predicates=predicates, root=request.root, cache=cache)
+        elif taken[0] == "error":
+            raise EvlError(*taken[1])
+        else:
+            suites = taken[1]
         gc.freeze()  # the compiled suites live as long as the process: the collector need not rescan them
     except EvlError as exc:
         raise PlanUsage("cannot run: the suites do not compile\n" + exc.render()) from None

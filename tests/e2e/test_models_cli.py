@@ -544,3 +544,40 @@ def test_a_dead_judge_endpoint_under_a_sync_agent_stops_the_run_cleanly(
         assert "backend_connection" in kinds
     if code == 2:  # stopped as at Ctrl-C: a judged case in flight then is not recorded (a loaded machine's race)
         assert err.count("the endpoint is down") == 1 and record["meta"]["complete"] is False
+
+
+def test_a_model_run_compiled_ahead_in_a_second_process_is_the_run_compiled_in_its_own(
+    openai_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The command line as a user runs it (a process of its own, one thread: `plan/_ahead.py` forks a child
+    that compiles), against the same run with ``EVALDSL_COMPILE_AHEAD=off``: the same record, the same
+    errors for a file that does not compile, and the same suite cache entries written."""
+    import os
+    import subprocess
+    import sys
+
+    openai_server.reply = weather_script()
+    (tmp_path / "bad.evl").write_text('case "x"\n  prompt "hi"\n  expect final text contains\n')
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "EVALDSL_COMPILE_AHEAD"}
+    env["PYTHONPATH"] = str(root)
+
+    def cli(*argv: str, off: bool) -> subprocess.CompletedProcess[str]:
+        switch = {"EVALDSL_COMPILE_AHEAD": "off"} if off else {}
+        return subprocess.run([sys.executable, "-m", "evaldsl", "run", *argv, "--model", "openai:m", "--base-url",
+                               openai_server.base_url, "--no-cache", "-q"], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120, env={**env, **switch})
+
+    records = []
+    for off in (False, True):
+        done = cli("w.evl", "--json", f"r{off}.json", "--suite-cache-dir", f"cache{off}", off=off)
+        assert done.returncode == 0, done.stderr
+        record = json.loads((tmp_path / f"r{off}.json").read_text())
+        calls = [[[(t["name"], t["args"]) for t in r["artifacts"]["tool_calls"]] for r in c["runs"]]
+                 for c in record["cases"]]
+        records.append((record["meta"]["suite_version"], [(c["name"], c["status"]) for c in record["cases"]], calls))
+    assert records[0] == records[1] and records[0][1] == [("paris", "passed")]
+    assert len(list((tmp_path / "cacheFalse" / "suites").glob("*.bin"))) == 1  # the suite cache as usual
+    broken = [cli("bad.evl", off=off) for off in (False, True)]
+    assert [b.returncode for b in broken] == [4, 4] and broken[0].stderr == broken[1].stderr
+    assert "E100" in broken[0].stderr
