@@ -49,6 +49,16 @@ def test_a_node_agent_over_two_turns_keeps_one_process_and_its_history(openai_se
     assert out.tokens == 45
 
 
+async def _upstream(handler: Any) -> tuple[web.AppRunner, str]:
+    """A model server on 127.0.0.1 answering chat completions with ``handler``: its runner and its /v1 URL."""
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+
 def _sse(*events: dict[str, Any]) -> bytes:
     return b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
 
@@ -72,12 +82,8 @@ def test_a_streamed_reply_passes_through_whole_and_is_recorded() -> None:
         return response
 
     async def main() -> tuple[bytes, Any, dict[str, str]]:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", upstream_handler)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        proxy = RecordingProxy(f"http://127.0.0.1:{runner.addresses[0][1]}/v1")
+        runner, base_url = await _upstream(upstream_handler)
+        proxy = RecordingProxy(base_url)
         await proxy.start()
         try:
             env = proxy.open_run("r1")
@@ -240,12 +246,8 @@ def test_an_upstream_with_a_query_keeps_it_after_the_path() -> None:
         return web.json_response({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
 
     async def main() -> int:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", upstream_handler)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        proxy = RecordingProxy(f"http://127.0.0.1:{runner.addresses[0][1]}/v1?api-version=2024-10")
+        runner, base_url = await _upstream(upstream_handler)
+        proxy = RecordingProxy(base_url + "?api-version=2024-10")
         await proxy.start()
         try:
             url = proxy.open_run("a")["OPENAI_BASE_URL"] + "/chat/completions?trace=1"
