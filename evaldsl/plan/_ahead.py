@@ -11,9 +11,9 @@ run": 1.15-1.18x the bare loop instead of 1.20-1.23x).
 It is done only where it pays and is safe, else the run compiles in its own process as before:
 
 - the command line's `run` (`allowed`): a library caller's process is never forked;
-- a model run, or one with a judge or a simulated user: the HTTP client's import is the work done
-  beside the compile (an agent run has little to do meanwhile, and would only wait and then read
-  the suites back);
+- a model run, or one with a judge or a simulated user, over HTTP (not the offline ``demo`` provider):
+  the HTTP client's import is the work done beside the compile (an agent run has little to do
+  meanwhile, and would only wait and then read the suites back);
 - `os.fork` exists and the process has one thread (a fork copies only the calling thread);
 - no harness: its predicates are part of the compile;
 - the .evl files named hold at most `MAX_BYTES`: past that, reading a larger suite back costs about
@@ -70,7 +70,7 @@ class CompileAhead:
 
         o = request.models
         if (not _allowed or not hasattr(os, "fork") or threading.active_count() != 1 or request.harness
-                or not (model or o.judge or o.user_model) or turned_off("EVALDSL_COMPILE_AHEAD")):
+                or not any(map(_over_http, (model, o.judge, o.user_model))) or turned_off("EVALDSL_COMPILE_AHEAD")):
             return None
         try:
             if sum(path.stat().st_size for path in files) > MAX_BYTES:
@@ -141,6 +141,12 @@ class CompileAhead:
             except (ChildProcessError, ProcessLookupError):
                 pass  # ended and reaped already
             self._pid = 0
+
+
+def _over_http(spec: str | None) -> bool:
+    """Whether the model ``spec`` names is reached over HTTP (not the offline ``demo`` provider): the
+    client's import is then the work done beside the compile."""
+    return spec is not None and not spec.startswith("demo:")
 
 
 def _reaped(pid: int) -> int:

@@ -60,6 +60,12 @@ def ahead_of(req, model="openai:m"):
     with _ahead.allowed():
         return _ahead.CompileAhead.start(files, req, model)
 
+def started(req, model="openai:m"):
+    ahead = ahead_of(req, model)
+    if ahead is not None:
+        ahead.close()
+    return ahead is not None
+
 def taken(ahead):
     got = ahead.take()
     if got is None:
@@ -87,7 +93,7 @@ def suite(tmp_path: Path) -> Path:
 
 
 def test_the_child_gives_the_suites_the_run_would_compile(suite: Path) -> None:
-    out = _run("print(json.dumps([taken(ahead_of(request())), own(), os.getpid()]))", suite)
+    out = _run("print(json.dumps([taken(ahead_of(request())), own()]))", suite)
     assert out[0] is not None and out[0] == out[1]
     assert out[0][1]["names"] == ["weather", "chat"]
 
@@ -99,24 +105,26 @@ def test_the_child_gives_the_errors_the_run_would_print(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", ["not allowed", "a thread", "a harness", "an agent run", "switched off",
-                                  "too large"])
+                                  "too large", "the offline demo"])
 def test_no_child_where_it_would_not_pay_or_is_not_safe(suite: Path, case: str) -> None:
     code = {
         "not allowed": "print(json.dumps(_ahead.CompileAhead.start(files, request(), 'openai:m') is None))",
         "a thread": ("stop = threading.Event(); threading.Thread(target=stop.wait).start()\n"
-                     "print(json.dumps(ahead_of(request()) is None)); stop.set()"),
-        "a harness": "print(json.dumps(ahead_of(request(harness='h:h')) is None))",
-        "an agent run": "print(json.dumps(ahead_of(request(agent='m:a'), model=None) is None))",
-        "switched off": "print(json.dumps(ahead_of(request()) is None))",
-        "too large": "_ahead.MAX_BYTES = 10\nprint(json.dumps(ahead_of(request()) is None))",
+                     "print(json.dumps(not started(request()))); stop.set()"),
+        "a harness": "print(json.dumps(not started(request(harness='h:h'))))",
+        "an agent run": "print(json.dumps(not started(request(agent='m:a'), model=None)))",
+        "switched off": "print(json.dumps(not started(request())))",
+        "too large": "_ahead.MAX_BYTES = 10\nprint(json.dumps(not started(request())))",
+        "the offline demo": ("print(json.dumps(not started(request(agent='m:a', models=ModelOptions("
+                             "user_model='demo:customer')), None)))"),
     }[case]
     env = {"EVALDSL_COMPILE_AHEAD": "off"} if case == "switched off" else None
     assert _run(code, suite, env=env) is True
 
 
 def test_a_judge_or_a_simulated_user_is_a_reason_too(suite: Path) -> None:
-    code = ("print(json.dumps([ahead_of(request(agent='m:a', models=ModelOptions(judge='openai:j')), None) is not None,"
-            " ahead_of(request(agent='m:a', models=ModelOptions(user_model='demo:customer')), None) is not None]))")
+    code = ("print(json.dumps([started(request(agent='m:a', models=ModelOptions(judge='openai:j')), None),"
+            " started(request(agent='m:a', models=ModelOptions(user_model='openai:u')), None)]))")
     assert _run(code, suite) == [True, True]
 
 
