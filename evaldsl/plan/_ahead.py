@@ -159,15 +159,12 @@ def _reaped(pid: int) -> int:
 
 
 def _compiled(files: Sequence[Path], request: RunRequest) -> tuple[str, Any]:
-    """What `load_suites` compiles, as the child hands it back."""
-    from ..compile._loading import compile_files
-    from ..compile._suite_cache import suite_cache
+    """What `load_suites` compiles (`_inputs.compiled`), as the child hands it back."""
     from ..syntax._diagnostics import EvlError
-    from ._paths import unique_files
+    from ._inputs import compiled
 
-    cache = suite_cache(request.suite_cache_dir, root=request.root, enabled=request.suite_cache)
     try:
-        return "suites", compile_files(unique_files(list(files)), root=request.root, cache=cache)
+        return "suites", compiled(files, request)
     except EvlError as exc:  # (an exception pickles by its message: the parts go, it is made again)
         return "error", (exc.diagnostics, exc.sources)
 

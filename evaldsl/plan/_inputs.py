@@ -85,13 +85,9 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest, ahead: Any
     `_ahead.CompileAhead` compiling them in a second process, whose result is taken when it has one."""
     import gc
 
-    from ..compile._loading import compile_files
-    from ..compile._suite_cache import suite_cache
     from ..syntax._diagnostics import EvlError
-    from ._paths import unique_files
 
     predicates = subject.predicates if subject.kind == "harness" else None
-    cache = suite_cache(request.suite_cache_dir, root=request.root, enabled=request.suite_cache)
     # The collector paused through the compile and the imports it brings (lark, the parser), then what
     # they made frozen: left on, it walked everything the process had made (a full collection at the
     # parser's import, 5-6 % of a model run's first request) only to find it all alive.
@@ -100,7 +96,7 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest, ahead: Any
     try:
         taken = ahead.take() if ahead is not None and predicates is None else None
         if taken is None:
-            suites = compile_files(unique_files(files), predicates=predicates, root=request.root, cache=cache)
+            suites = compiled(files, request, predicates)
         elif taken[0] == "error":
             raise EvlError(*taken[1])
         else:
@@ -112,6 +108,17 @@ def load_suites(files: list[Path], subject: Any, request: RunRequest, ahead: Any
         if enabled:
             gc.enable()
     return suites
+
+
+def compiled(files: Sequence[Path], request: RunRequest, predicates: Any = None) -> list[Any]:
+    """The files compiled as ``request`` asks (each once, through its suite cache); `EvlError` with every
+    file's problems. What `load_suites` compiles, and what `_ahead`'s child compiles for it."""
+    from ..compile._loading import compile_files
+    from ..compile._suite_cache import suite_cache
+    from ._paths import unique_files
+
+    cache = suite_cache(request.suite_cache_dir, root=request.root, enabled=request.suite_cache)
+    return compile_files(unique_files(list(files)), predicates=predicates, root=request.root, cache=cache)
 
 
 def warn_unseen(suites: list[Any], subject: Any, err: TextIO) -> None:

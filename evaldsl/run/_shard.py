@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..compile._described import Describer as _Describer
 from ..compile._described import FileLines, file_keys, hashed, kept, prefix_of
-from ..compile._described import settings_text as _settings_text  # noqa: F401 (tests read it here)
 
 if TYPE_CHECKING:
     from ..compile._model import CompiledCase, CompiledSuite
@@ -145,22 +144,15 @@ def suite_version(cases: Iterable[CompiledCase], suites: Sequence[CompiledSuite]
             count = 0
     stored.store(batch)
     batches = stored.by_file
-    keys = file_keys(batches)
-    # An entry is "(" + repr(file key) + ", " + the rest of its description; no such prefix begins
-    # another (a str's repr ends at its first unescaped quote), so sorting whole entries is sorting by
-    # prefix, then by the rest: each file's lines, merged from its batches, with its prefix put in front.
-    prefixes: dict[bytes, list[str]] = {}
-    for file in batches:
-        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
-    digest = hashlib.sha256()
+    prefixes = _by_prefix(batches)
     if not stored.compressing:  # every line in memory already: each file's batches merged and joined in C
-        joined = []
+        blocks = []
         for prefix in sorted(prefixes):
             lines = list(chain.from_iterable(c for file in prefixes[prefix] for c in batches[file]))
             lines.sort()  # (sorted runs: a merge's work, not a sort's)
-            joined.append(prefix + (b"\n" + prefix).join(lines))
-        digest.update(b"\n".join(joined))
-        return "sha256:" + digest.hexdigest()[:16]
+            blocks.append((prefix, b"\n".join(lines)))
+        return hashed(blocks)
+    digest = hashlib.sha256()
     pending = bytearray()  # the lines, "\n" between them, hashed a block at a time
     first = True
     for prefix in sorted(prefixes):
@@ -208,10 +200,7 @@ def _hashed(kept: list[FileLines]) -> str:
         (held,) = blocks.values()
         if len(held) == 1:
             return held[0][1]  # its fingerprint as the only file loaded (`describe_files`)
-    keys = file_keys(blocks)
-    prefixes: dict[bytes, list[str]] = {}
-    for file in blocks:
-        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
+    prefixes = _by_prefix(blocks)
     merged = []
     for prefix in sorted(prefixes):
         parts = [zlib.decompress(b) for file in prefixes[prefix] for b, _ in blocks[file]]
@@ -219,6 +208,19 @@ def _hashed(kept: list[FileLines]) -> str:
             parts = [b"\n".join(sorted(chain.from_iterable(b.split(b"\n") for b in parts)))]
         merged.append((prefix, parts[0]))
     return hashed(merged)
+
+
+def _by_prefix(files: Iterable[str]) -> dict[bytes, list[str]]:
+    """The files under the prefix of each file key (`file_keys`: two paths may reach one key).
+
+    A line hashed is "(" + repr(file key) + ", " + the rest of its description; no such prefix begins
+    another (a str's repr ends at its first unescaped quote), so sorting whole lines is sorting by prefix,
+    then by the rest: each prefix's lines, merged from its files, with the prefix put in front."""
+    keys = file_keys(files)
+    prefixes: dict[bytes, list[str]] = {}
+    for file in keys:
+        prefixes.setdefault(prefix_of(keys[file]), []).append(file)
+    return prefixes
 
 
 SORT_BATCH = 8192

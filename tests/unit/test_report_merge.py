@@ -183,7 +183,7 @@ def test_suite_version_tells_conversations_apart_and_keeps_a_v1_suites_fingerpri
     given = 'tool t "t"\n  param a: string\ncase "c"\n  prompt "p"\n  given t returns "x"\n  expect called t\n'
     assert version(given) != version(given.replace('returns "x"', 'returns "y"').replace("  given", "\n  given"))
     # a v1 case's description is what version 1 wrote: the v2 settings at their defaults are left out
-    from evaldsl.run._shard import _settings_text
+    from evaldsl.compile._described import settings_text as _settings_text
 
     case = evaldsl.compile('case "c"\n  prompt "p"\n  expect no error\n', filename="v.evl").cases[0]
     assert "user_turns" not in _settings_text(case.settings) and "tools" not in _settings_text(case.settings)

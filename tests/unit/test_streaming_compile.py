@@ -254,7 +254,8 @@ def _reference_version(cases: list) -> str:  # type: ignore[type-arg]
     """The fingerprint as first defined: every case's entry in memory, sorted, joined, hashed."""
     import hashlib
 
-    from evaldsl.run._shard import _settings_text, file_keys
+    from evaldsl.compile._described import file_keys
+    from evaldsl.compile._described import settings_text as _settings_text
 
     class Shown(str):  # a case's settings as suite_version writes them (v2 settings at their defaults left out)
         def __repr__(self) -> str:
