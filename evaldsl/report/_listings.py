@@ -75,11 +75,17 @@ def turn_name(run: RunResult, turn: int) -> str:
     return f"turn {turn} {shown}" + (" (simulated)" if turns[turn - 1].simulated else "")
 
 
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7f, 0xa0)) if chr(c) not in "\t\n"}
+"""Control characters (but tab and line breaks) as visible escapes: an agent's message may hold a NUL or
+an escape sequence that would clear or recolour the user's terminal."""
+
+
 def shorten_message(text: str, limit: int = SHOWN_MESSAGE) -> str:
-    """``text`` cut to ``limit`` characters for the terminal; the record keeps more."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit:,} more characters, in the record)"
+    """``text`` cut to ``limit`` characters for the terminal, its control characters shown as ``\\xNN``
+    escapes; the record keeps the text as it was (and more of it)."""
+    if len(text) > limit:
+        text = f"{text[:limit]}... ({len(text) - limit:,} more characters, in the record)"
+    return text.translate(_CONTROLS)
 
 
 def _warning_line(case: CaseResult) -> str:

@@ -65,6 +65,17 @@ def test_summary_spells_out_failures_with_detail_and_location() -> None:
     assert re.search(r"=+ 2 failed, 1 passed, 1 skipped, 1 xpassed, 1 error in 1\.50s =+", last)
 
 
+def test_control_characters_in_an_agents_error_are_shown_escaped_and_kept_in_the_record() -> None:
+    """A NUL or an escape sequence (one that would clear the screen) in an agent's error reaches the terminal
+    as a visible ``\\xNN``; the record keeps the message as it was."""
+    agent = ScriptedAgent({"boom": lambda p: (_ for _ in ()).throw(RuntimeError("bad\x00 \x1b[2J\ttab\nline"))})
+    rec = run_suite(agent, [case("crashes", "boom", number_is(4, 30))], concurrency=1)
+    text = format_report(rec, elapsed_s=0.1)
+    assert "error: RuntimeError: bad\\x00 \\x1b[2J\ttab\n    line" in text
+    assert "\x00" not in text and "\x1b" not in text
+    assert rec.cases[0].runs[0].error.message == "bad\x00 \x1b[2J\ttab\nline"
+
+
 def test_table_has_a_row_per_suite_and_totals() -> None:
     lines = format_report(report()).splitlines()
     header = lines[0].split()
